@@ -14,6 +14,11 @@
  *   xstage/model.h    the X-Stage link profile, predictors, fitting, planning   (pure C)
  *   xstage/balance.h  TEMPO expert-parallel dispatch                           (pure C)
  *   xstage/world.h    worlds, symmetric heap, status, tracing                   (host side)
+ *   xstage/calib.h    X-Stage microbenchmarks and calibration                   (host side)
+ *   xstage/gemm.h     Hopper GEMM engine (dense, grouped) with epilogue hooks   (host side)
+ *   xstage/attention.h  Hopper attention forward with epilogue hooks           (host side)
+ * GPU entry points return XS_ERR_UNSUPPORTED in a build without CUDA, XS_ERR_NO_DEVICE without
+ * a GPU.
  */
 #ifndef XSTAGE_XSTAGE_H
 #define XSTAGE_XSTAGE_H
@@ -65,5 +70,8 @@ const char* xs_version(void);
 #include "xstage/model.h"
 #include "xstage/balance.h"
 #include "xstage/world.h"
+#include "xstage/calib.h"
+#include "xstage/gemm.h"
+#include "xstage/attention.h"
 
 #endif /* XSTAGE_XSTAGE_H */

@@ -1,0 +1,4 @@
+/* xstage/calib.h — placeholder until its issue lands. */
+#ifndef XSTAGE_CALIB_H
+#define XSTAGE_CALIB_H
+#endif
