@@ -51,7 +51,7 @@ void xsi_error_prefix(const char* fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, g_detail, sizeof old);
-  snprintf(g_detail, sizeof g_detail, "%s: %s", prefix, old);
+  snprintf(g_detail, sizeof g_detail, "%.400s: %.600s", prefix, old);
 }
 
 void xsi_clear_error(void) { g_detail[0] = '\0'; }
