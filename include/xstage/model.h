@@ -164,6 +164,7 @@ typedef struct xs_sample {
   double K, V, G; /* count, bytes, ns */
   long burst_index;
   double t_iss_ns;
+  double t_iss_mean_ns; /* ns: the mean producer's issue time (optional column); 0 = absent */
 } xs_sample;
 
 typedef struct xs_dataset xs_dataset; /* opaque */
@@ -226,7 +227,8 @@ xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const
  * idle either). +inf (and XS_OK) if no gap does (V alone overflows Q from idle). */
 xs_result xs_plan_min_free_gap(double* G_ns, const xs_link_profile* p, double K, double V);
 
-/* Largest V whose periodic bursts with gap G never stall. */
+/* Largest V whose periodic bursts with gap G never stall. +inf (and XS_OK) if every burst is
+ * free (r_iss(K) <= R: the stage drains faster than the producers fill it). */
 xs_result xs_plan_max_burst(double* V_bytes, const xs_link_profile* p, double K, double G);
 
 /* Split V bytes into n equal bursts spread over a compute window of window_ns (compute

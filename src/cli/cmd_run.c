@@ -1,9 +1,151 @@
-/* cmd_run.c — `xstage run` (placeholder until its issue lands). */
-#include "cli/cli.h"
+/* cmd_run.c — `xstage run`, the main job.
+ *
+ * CPU part (this file): load the link profiles (embedded, or --profile FILE), and predict for
+ * every workload of the built-in catalogue what fusing its remote stores costs, on the host
+ * (PCIe) path and on NVLink (uncalibrated until measured). The GPU part plugs in before the
+ * report: if a GPU is present, calibrate the host path first and pass the fitted profile to
+ * run_report() in place of the embedded one. */
+#include "cli/model_cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The report of `xstage run` for a list of profiles (the first is the one calibrated on this
+ * machine when a GPU is present). device: a line describing the device or its absence.
+ * Prints to stdout; returns the exit code. */
+int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
+               const char* device, int json);
+
+static char g_buf[32];
+
+static const char* kind_title(const char* kind) {
+  return !strcmp(kind, "moe") ? "MoE combine (EP=8)" : !strcmp(kind, "ulysses") ? "Ulysses all-to-all (W=8)" : kind;
+}
+
+/* One sentence per workload class and profile: does fusion hurt? "Hurts" = the fused kernel
+ * runs more than 10% longer than its compute alone (stalls plus the issue time itself). */
+static void verdict(FILE* f, const xs_link_profile* p, const char* label, const char* kind) {
+  const xs_workload* cat;
+  size_t n;
+  xs_catalogue(&cat, &n);
+  int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0;
+  double worst = 0, best_other = 0;
+  const char* worst_name = "";
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(cat[i].kind, kind)) continue;
+    xs_fusion_prediction fp;
+    if (xs_predict_fusion(&fp, p, &cat[i]) != XS_OK) continue;
+    total++;
+    hurts += fp.overhead_frac > 0.10;
+    stalls += fp.first_stall_tile >= 0;
+    slower += fp.speedup_vs_serial < 1;
+    linkbound += fp.total_bytes / p->R > fp.compute_ns;
+    if (fp.overhead_frac <= 0.10) best_other = fmax(best_other, fp.overhead_frac);
+    if (fp.overhead_frac > worst) worst = fp.overhead_frac, worst_name = cat[i].name;
+  }
+  fprintf(f, "%s on %s%s: ", kind_title(kind), label, p->calibrated ? "" : " (uncalibrated)");
+  if (hurts == 0)
+    fprintf(f, "fusion does not hurt: every shape stays within %.1f%% of its compute time%s.\n",
+            100 * worst, stalls ? " (the stage does fill, but the stalls are small)" : "");
+  else
+    fprintf(f, "fusion hurts in %d of %d shapes (compute stretched by more than 10%%; worst %s, "
+               "+%.0f%%)%s%s.\n", hurts, total, worst_name, 100 * worst,
+            hurts < total ? "; the others stay within " : "",
+            hurts < total ? (snprintf(g_buf, sizeof g_buf, "%.1f%%", 100 * best_other), g_buf) : "");
+  if (!hurts) return;
+  fprintf(f, "  Fused is %s compute-then-transfer", slower ? "slower than" : "still faster than");
+  if (slower) fprintf(f, " in %d of them", slower);
+  if (linkbound)
+    fprintf(f, "; in %d the link cannot carry the bytes within the compute time (bytes/R > "
+               "compute), so no schedule hides the transfer", linkbound);
+  if (linkbound < hurts)
+    fprintf(f, "; %s the bursts overflow the stage: smaller, spread bursts help (`xstage plan "
+               "split`)", linkbound ? "elsewhere" : "there");
+  fprintf(f, ".\n");
+}
+
+int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
+               const char* device, int json) {
+  const xs_workload* cat;
+  size_t n;
+  xs_catalogue(&cat, &n);
+  char a[32], b[32], c[32], d[32], e[32], g[32];
+  if (json) printf("{\n  \"device\": \"%s\",\n  \"profiles\": [\n", device);
+  else printf("xstage run: X-Stage predictions for fused remote stores\ndevice: %s\n", device);
+  for (int pi = 0; pi < nprof; pi++) {
+    const xs_link_profile* p = profiles[pi];
+    if (json) {
+      char* js = NULL;
+      xs_profile_to_json(&js, p);
+      printf("    {\"label\": \"%s\", \"profile\": %s, \"workloads\": [\n", labels[pi], js ? js : "null");
+      free(js);
+    } else {
+      printf("\n");
+      mcli_describe(stdout, labels[pi], p);
+      printf("%-22s %4s %9s %9s %9s %9s %7s %9s %6s  %-17s %9s\n", "workload", "K", "burst", "bytes",
+             "compute", "fused", "ovh%", "serial", "vs ser", "regime", "free gap");
+    }
+    for (size_t i = 0; i < n; i++) {
+      const xs_workload* w = &cat[i];
+      xs_fusion_prediction f;
+      xs_result r = xs_predict_fusion(&f, p, w);
+      if (r != XS_OK) {
+        fprintf(stderr, "xstage run: %s: %s: %s\n", w->name, xs_strerror(r), xs_last_error());
+        return 1;
+      }
+      if (json)
+        printf("      {\"name\": \"%s\", \"kind\": \"%s\", \"K\": %g, \"burst_bytes\": %.17g, "
+               "\"total_bytes\": %.17g, \"compute_ns\": %.17g, \"fused_ns\": %.17g, "
+               "\"fused_mean_ns\": %.17g, \"overhead_frac\": %.17g, \"serial_ns\": %.17g, "
+               "\"speedup_vs_serial\": %.17g, \"regime\": \"%s\", \"first_stall_tile\": %ld, "
+               "\"min_free_gap_ns\": %.17g, \"note\": \"%s\"}%s\n",
+               w->name, w->kind, w->K, w->K * w->bytes_per_tile, f.total_bytes, f.compute_ns,
+               f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
+               xs_regime_name(f.regime), f.first_stall_tile,
+               isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, w->note, i + 1 < n ? "," : "");
+      else
+        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %9s %5.2fx  %-17s %9s\n", w->name, w->K,
+               cli_fmt_bytes(a, 32, w->K * w->bytes_per_tile), cli_fmt_bytes(b, 32, f.total_bytes),
+               cli_fmt_ns(c, 32, f.compute_ns), cli_fmt_ns(d, 32, f.fused_ns), 100 * f.overhead_frac,
+               cli_fmt_ns(e, 32, f.serial_ns), f.speedup_vs_serial, xs_regime_name(f.regime),
+               cli_fmt_ns(g, 32, f.min_free_gap_ns));
+    }
+    if (json) printf("    ]}%s\n", pi + 1 < nprof ? "," : "");
+  }
+  if (json) {
+    printf("  ]\n}\n");
+    return 0;
+  }
+  printf("\n(fused: the slowest CTA; ovh%%: fused over compute alone; serial: compute, then the "
+         "same bytes at R; vs ser: serial / fused; free gap: compute per tile that keeps each "
+         "tile's burst free; workload assumptions: docs/model.md)\n\n");
+  static const char* kinds[2] = {"moe", "ulysses"};
+  for (int k = 0; k < 2; k++)
+    for (int pi = 0; pi < nprof; pi++) verdict(stdout, profiles[pi], labels[pi], kinds[k]);
+  return 0;
+}
 
 int cmd_run(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "xstage run: not available in this build yet\n");
-  return 1;
+  static cli_opt opts[] = {
+      {"profile", "FILE|NAME", "host-path profile to use (default: embedded h200-host)", NULL},
+      {"json", NULL, "print JSON", NULL},
+  };
+  cli_cmd c = CLI_CMD("run", "the main job: predictions for the built-in workload catalogue", "",
+                      opts, 0, 0);
+  int rc = cli_parse(&c, argc, argv);
+  if (rc >= 0) return rc;
+  xs_link_profile host, nvlink;
+  if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &host)) return 1;
+  if (mcli_profile(&c, NULL, "h200-nvlink", &nvlink)) return 1;
+  char gpu[128] = "", device[256];
+  if (cli_have_gpu(gpu, sizeof gpu))
+    snprintf(device, sizeof device, "%s (GPU present; calibration is not part of this build's "
+             "run yet: using the %s profile)", gpu, cli_get_str(&c, "profile", "embedded"));
+  else
+    snprintf(device, sizeof device, "no GPU: CPU-only predictions from the %s profile(s)",
+             cli_get_str(&c, "profile", NULL) ? "given" : "embedded");
+  const xs_link_profile* profs[2] = {&host, &nvlink};
+  const char* labels[2] = {cli_get_str(&c, "profile", "h200-host"), "h200-nvlink"};
+  return run_report(profs, labels, 2, device, cli_flag(&c, "json"));
 }

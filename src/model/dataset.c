@@ -1,0 +1,192 @@
+/* dataset.c — measurement CSVs (docs/measurements.md), predictions and error statistics. */
+#include "core/csv.h"
+#include "core/fileio.h"
+#include "model/model_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xs_dataset {
+  size_t n;
+  xs_sample* s;
+};
+
+#define MAX_ROWS 10000000u
+
+static xs_result check_sample(const xs_sample* s, const char* where) {
+  if (!(xsi_finite(s->K) && s->K >= 1 && s->K <= 1e6 && s->K == floor(s->K)))
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 'K': %g must be a whole number in [1, 1e6]",
+                         where, s->K);
+  if (!(xsi_finite(s->V) && s->V > 0 && s->V <= 1e13))
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 'V_bytes': %g must be in (0, 1e13]", where,
+                         s->V);
+  if (!(xsi_finite(s->G) && s->G >= 0 && s->G <= 1e13))
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 'gap_ns': %g must be in [0, 1e13]", where,
+                         s->G);
+  if (s->burst_index < 0 || s->burst_index > 1000000000L)
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 'burst_index': %ld must be in [0, 1e9]", where,
+                         s->burst_index);
+  if (!(xsi_finite(s->t_iss_ns) && s->t_iss_ns > 0 && s->t_iss_ns <= 1e13))
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 't_iss_ns': %g must be in (0, 1e13]", where,
+                         s->t_iss_ns);
+  if (!(xsi_finite(s->t_iss_mean_ns) && s->t_iss_mean_ns >= 0 && s->t_iss_mean_ns <= s->t_iss_ns))
+    return xsi_set_error(XS_ERR_PARSE,
+                         "%s: field 't_iss_mean_ns': %g must be in (0, t_iss_ns] (0 = absent)",
+                         where, s->t_iss_mean_ns);
+  if (!memchr(s->transport, '\0', sizeof s->transport) || !s->transport[0])
+    return xsi_set_error(XS_ERR_PARSE, "%s: field 'transport': empty or longer than %zu", where,
+                         sizeof s->transport - 1);
+  return XS_OK;
+}
+
+xs_result xs_dataset_from_samples(xs_dataset** out, const xs_sample* s, size_t n) {
+  XSI_ARG(out != NULL, "out is NULL");
+  *out = NULL;
+  XSI_ARG(s != NULL || n == 0, "samples is NULL");
+  XSI_ARG(n <= MAX_ROWS, "more than %u samples", MAX_ROWS);
+  for (size_t i = 0; i < n; i++) {
+    char where[48];
+    snprintf(where, sizeof where, "sample %zu", i);
+    xs_result r = check_sample(&s[i], where);
+    if (r != XS_OK) return xsi_set_error(XS_ERR_INVALID_ARG, "%s", xs_last_error());
+  }
+  xs_dataset* d = calloc(1, sizeof *d);
+  if (!d) return xsi_set_error(XS_ERR_NO_MEMORY, "dataset");
+  d->s = malloc((n ? n : 1) * sizeof *d->s);
+  if (!d->s) {
+    free(d);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "dataset of %zu samples", n);
+  }
+  if (n) memcpy(d->s, s, n * sizeof *s);
+  d->n = n;
+  *out = d;
+  return XS_OK;
+}
+
+xs_result xs_dataset_load(xs_dataset** out, const char* path) {
+  XSI_ARG(out != NULL && path != NULL, "out or path is NULL");
+  *out = NULL;
+  char* text = NULL;
+  size_t len = 0;
+  xsi_csv* csv = NULL;
+  xs_dataset* d = NULL;
+  xs_result res = XS_OK;
+  XSI_CHECK_GOTO(xsi_read_file(&text, &len, path, 0), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_parse(&csv, text, len, path, MAX_ROWS), res, fail);
+  long ct, cK, cV, cG, cB, cT;
+  XSI_CHECK_GOTO(xsi_csv_require(&ct, csv, "transport"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cK, csv, "K"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cV, csv, "V_bytes"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cG, csv, "gap_ns"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cB, csv, "burst_index"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cT, csv, "t_iss_ns"), res, fail);
+  long cM = xsi_csv_col(csv, "t_iss_mean_ns");
+  if (csv->nrows == 0) XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: no data rows", path);
+  d = calloc(1, sizeof *d);
+  if (d) d->s = calloc(csv->nrows, sizeof *d->s);
+  if (!d || !d->s) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "%s: %zu rows", path, csv->nrows);
+  for (size_t r = 0; r < csv->nrows; r++) {
+    xs_sample* s = &d->s[r];
+    long long bi = 0;
+    const char* tr = csv->rows[r][ct];
+    char where[600];
+    snprintf(where, sizeof where, "%s:%d", path, csv->row_line[r]);
+    if (strlen(tr) >= sizeof s->transport || !tr[0])
+      XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: field 'transport': '%.40s' is empty or longer than %zu",
+               where, tr, sizeof s->transport - 1);
+    memcpy(s->transport, tr, strlen(tr) + 1);
+    XSI_CHECK_GOTO(xsi_csv_number(&s->K, csv, r, cK), res, fail);
+    XSI_CHECK_GOTO(xsi_csv_number(&s->V, csv, r, cV), res, fail);
+    XSI_CHECK_GOTO(xsi_csv_number(&s->G, csv, r, cG), res, fail);
+    XSI_CHECK_GOTO(xsi_csv_int(&bi, csv, r, cB, 0, 1000000000LL), res, fail);
+    s->burst_index = (long)bi;
+    XSI_CHECK_GOTO(xsi_csv_number(&s->t_iss_ns, csv, r, cT), res, fail);
+    if (cM >= 0 && csv->rows[r][cM][0]) {
+      XSI_CHECK_GOTO(xsi_csv_number(&s->t_iss_mean_ns, csv, r, cM), res, fail);
+      if (!(s->t_iss_mean_ns > 0))
+        XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: field 't_iss_mean_ns': %g must be > 0", where,
+                 s->t_iss_mean_ns);
+    }
+    XSI_CHECK_GOTO(check_sample(s, where), res, fail);
+  }
+  d->n = csv->nrows;
+  xsi_csv_free(csv);
+  free(text);
+  *out = d;
+  return XS_OK;
+fail:
+  xsi_csv_free(csv);
+  free(text);
+  xs_dataset_destroy(d);
+  return res;
+}
+
+xs_result xs_dataset_destroy(xs_dataset* d) {
+  if (!d) return XS_OK;
+  free(d->s);
+  free(d);
+  return XS_OK;
+}
+
+size_t xs_dataset_size(const xs_dataset* d) { return d ? d->n : 0; }
+const xs_sample* xs_dataset_samples(const xs_dataset* d) { return d ? d->s : NULL; }
+
+xs_result xs_dataset_predict(double* fluid_ns, double* closed_ns, const xs_dataset* d,
+                             const xs_link_profile* p) {
+  XSI_ARG(d != NULL, "dataset is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  for (size_t i = 0; i < d->n; i++) {
+    const xs_sample* s = &d->s[i];
+    xsi_link l = xsi_link_of(p, s->K);
+    if (fluid_ns) fluid_ns[i] = xsi_predict_burst(&l, s->V, s->G, s->burst_index);
+    if (closed_ns) closed_ns[i] = fmax(xsi_t0(&l, s->V), s->V / l.R - s->G);
+  }
+  return XS_OK;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+xs_result xsi_error_stats(xs_error_stats* st, const double* rel, size_t n) {
+  memset(st, 0, sizeof *st);
+  st->n = n;
+  if (n == 0) return XS_OK;
+  double* v = malloc(n * sizeof *v);
+  if (!v) return xsi_set_error(XS_ERR_NO_MEMORY, "error statistics of %zu rows", n);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) v[i] = fabs(rel[i]), sum += v[i];
+  qsort(v, n, sizeof *v, cmp_double);
+  st->median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  size_t i90 = (size_t)ceil(0.9 * (double)n);
+  st->p90 = v[(i90 ? i90 : 1) - 1];
+  st->max = v[n - 1];
+  st->mean = sum / (double)n;
+  free(v);
+  return XS_OK;
+}
+
+xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
+                            const xs_link_profile* p, const uint8_t* mask, uint8_t want) {
+  XSI_ARG(d != NULL, "dataset is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  size_t n = d->n;
+  double* buf = malloc((3 * n + 1) * sizeof *buf);
+  if (!buf) return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate: %zu rows", n);
+  double *pf = buf, *pc = buf + n, *rel = buf + 2 * n;
+  xs_dataset_predict(pf, pc, d, p);
+  xs_result r = XS_OK;
+  for (int which = 0; which < 2 && r == XS_OK; which++) {
+    xs_error_stats* st = which ? closed : fluid;
+    if (!st) continue;
+    const double* pr = which ? pc : pf;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (!mask || mask[i] == want) rel[m++] = (pr[i] - d->s[i].t_iss_ns) / d->s[i].t_iss_ns;
+    r = xsi_error_stats(st, rel, m);
+  }
+  free(buf);
+  return r;
+}

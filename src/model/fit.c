@@ -1,0 +1,410 @@
+/* fit.c — robust least-squares fit of a link profile to a measurement dataset.
+ *
+ * Parameters (log space, so every one stays positive): ln t_fixed, ln r_cta, ln r_cap, ln R and
+ * ln Q(K_j), one per distinct K. Residuals are relative errors of the fluid model's prediction
+ * of each row (burst `burst_index` of equal bursts from idle). Levenberg-Marquardt on a Huber
+ * loss via iteratively reweighted least squares; forward-difference Jacobian. The initial
+ * guess comes from the data (see docs/model.md, "Fitting"): R from drain-bound rows, t_fixed and
+ * r_iss(K) from the burst-0 line T = t_fixed + V/r_iss, Q(K) from bursts that overflow from
+ * idle. unfair_mean is a linear least-squares fit on the rows with t_iss_mean_ns. */
+#include "model/model_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NP_BASE 4
+#define NP_MAX (NP_BASE + XS_PROFILE_MAX_QPTS)
+
+typedef struct fit_ctx {
+  const xs_sample* s;
+  size_t* rows; /* indices of the fitted rows */
+  size_t n;
+  int nk;
+  double ks[XS_PROFILE_MAX_QPTS];
+  double delta;
+} fit_ctx;
+
+static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
+  p->t_fixed_ns = exp(th[0]);
+  p->r_cta = exp(th[1]);
+  p->r_cap = exp(th[2]);
+  p->R = exp(th[3]);
+  p->nq = c->nk;
+  for (int j = 0; j < c->nk; j++) {
+    p->q_k[j] = c->ks[j];
+    p->q_bytes[j] = exp(th[NP_BASE + j]);
+  }
+}
+
+static void residuals(double* r, const fit_ctx* c, const double* th) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  to_profile(&p, c, th);
+  for (size_t i = 0; i < c->n; i++) {
+    const xs_sample* s = &c->s[c->rows[i]];
+    xsi_link l = xsi_link_of(&p, s->K);
+    r[i] = (xsi_predict_burst(&l, s->V, s->G, s->burst_index) - s->t_iss_ns) / s->t_iss_ns;
+  }
+}
+
+static double huber_cost(const double* r, size_t n, double d) {
+  double c = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = fabs(r[i]);
+    c += a <= d ? 0.5 * a * a : d * (a - 0.5 * d);
+  }
+  return c;
+}
+
+/* Solve A x = b (n x n, symmetric positive definite after damping) by Gaussian elimination
+ * with partial pivoting. Returns 0 on success. */
+static int solve(double* A, double* b, int n) {
+  for (int k = 0; k < n; k++) {
+    int piv = k;
+    for (int i = k + 1; i < n; i++)
+      if (fabs(A[i * n + k]) > fabs(A[piv * n + k])) piv = i;
+    if (!(fabs(A[piv * n + k]) > 1e-300)) return 1;
+    if (piv != k) {
+      for (int j = 0; j < n; j++) {
+        double t = A[k * n + j];
+        A[k * n + j] = A[piv * n + j];
+        A[piv * n + j] = t;
+      }
+      double t = b[k];
+      b[k] = b[piv];
+      b[piv] = t;
+    }
+    for (int i = k + 1; i < n; i++) {
+      double f = A[i * n + k] / A[k * n + k];
+      for (int j = k; j < n; j++) A[i * n + j] -= f * A[k * n + j];
+      b[i] -= f * b[k];
+    }
+  }
+  for (int k = n - 1; k >= 0; k--) {
+    double s = b[k];
+    for (int j = k + 1; j < n; j++) s -= A[k * n + j] * b[j];
+    b[k] = s / A[k * n + k];
+  }
+  return 0;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+static double median(double* v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median issue time of burst-0 rows with this K and V (0 if none). */
+static double burst0_time(const fit_ctx* c, double K, double V, double* scratch) {
+  size_t m = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const xs_sample* s = &c->s[c->rows[i]];
+    if (s->burst_index == 0 && s->K == K && s->V == V) scratch[m++] = s->t_iss_ns;
+  }
+  return m ? median(scratch, m) : 0.0;
+}
+
+static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2) {
+  const xs_sample* S = c->s;
+  /* R: drain-bound rows are large bursts back to back; there V/(T+G) = R. */
+  double gmin = INFINITY;
+  size_t m = 0;
+  for (size_t i = 0; i < c->n; i++) gmin = fmin(gmin, S[c->rows[i]].G), tmp[m++] = S[c->rows[i]].V;
+  double vmed = median(tmp, m);
+  m = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    const xs_sample* s = &S[c->rows[i]];
+    if (s->burst_index >= 1 && s->G <= gmin && s->V >= vmed) tmp[m++] = s->V / (s->t_iss_ns + s->G);
+  }
+  if (m == 0)
+    for (size_t i = 0; i < c->n; i++) tmp[m++] = S[c->rows[i]].V / (S[c->rows[i]].t_iss_ns + S[c->rows[i]].G);
+  double R = median(tmp, m);
+  /* t_fixed and r_iss(K) from the two smallest burst-0 sizes of each K. */
+  double ri[XS_PROFILE_MAX_QPTS] = {0}, tfs[XS_PROFILE_MAX_QPTS];
+  int ntf = 0;
+  for (int j = 0; j < c->nk; j++) {
+    double v1 = INFINITY, v2 = INFINITY;
+    for (size_t i = 0; i < c->n; i++) {
+      const xs_sample* s = &S[c->rows[i]];
+      if (s->burst_index != 0 || s->K != c->ks[j]) continue;
+      if (s->V < v1) v2 = v1, v1 = s->V;
+      else if (s->V > v1 && s->V < v2) v2 = s->V;
+    }
+    if (!(v2 < INFINITY)) continue;
+    double t1 = burst0_time(c, c->ks[j], v1, tmp2), t2 = burst0_time(c, c->ks[j], v2, tmp2);
+    double slope = (t2 - t1) / (v2 - v1);
+    if (!(slope > 0)) continue;
+    ri[j] = 1.0 / slope;
+    tfs[ntf++] = t1 - v1 * slope;
+  }
+  double tf = ntf ? median(tfs, (size_t)ntf) : 0.0;
+  double tmin = INFINITY, rcta = 0, rcap = 0;
+  for (size_t i = 0; i < c->n; i++) tmin = fmin(tmin, S[c->rows[i]].t_iss_ns);
+  if (!(tf > 1e-3 * tmin)) tf = 1e-3 * tmin;
+  for (int j = 0; j < c->nk; j++)
+    if (ri[j] > 0) rcta = fmax(rcta, ri[j] / c->ks[j]), rcap = fmax(rcap, ri[j]);
+  if (!(rcta > 0)) {
+    for (size_t i = 0; i < c->n; i++) {
+      const xs_sample* s = &S[c->rows[i]];
+      if (s->burst_index == 0) rcap = fmax(rcap, s->V / s->t_iss_ns), rcta = fmax(rcta, s->V / s->t_iss_ns / s->K);
+    }
+  }
+  if (!(rcta > 0)) rcta = rcap = 2.0 * R;
+  /* Q(K): bursts that overflow from idle: T = tf + u/r + (V-u)/R, Q = u (1 - R/r). */
+  double qfallback = 0;
+  for (int j = 0; j < c->nk; j++) {
+    double r = fmin(c->ks[j] * rcta, rcap);
+    size_t nq = 0;
+    double qlow = 0;
+    for (size_t i = 0; i < c->n && r > R; i++) {
+      const xs_sample* s = &S[c->rows[i]];
+      if (s->burst_index != 0 || s->K != c->ks[j]) continue;
+      double t0 = tf + s->V / r;
+      if (s->t_iss_ns > 1.1 * t0) {
+        double u = (s->V / R - (s->t_iss_ns - tf)) / (1.0 / R - 1.0 / r);
+        if (u > 0) tmp[nq++] = u * (1.0 - R / r);
+      } else if (s->t_iss_ns < 1.05 * t0) {
+        qlow = fmax(qlow, s->V * (1.0 - R / r));
+      }
+    }
+    double q = nq ? median(tmp, nq) : (qlow > 0 ? 1.2 * qlow : 0.0);
+    th[NP_BASE + j] = q;
+    if (q > qfallback) qfallback = q;
+  }
+  if (!(qfallback > 0)) qfallback = vmed;
+  th[0] = log(tf);
+  th[1] = log(rcta);
+  th[2] = log(fmax(rcap, rcta));
+  th[3] = log(R > 0 ? R : 1.0);
+  for (int j = 0; j < c->nk; j++)
+    th[NP_BASE + j] = log(th[NP_BASE + j] > 0 ? th[NP_BASE + j] : qfallback);
+}
+
+/* Levenberg-Marquardt with Huber IRLS weights. Returns iterations used. */
+static int lm(double* th, int np, const fit_ctx* c, int max_iter, double* work) {
+  size_t n = c->n;
+  double *r = work, *rt = r + n, *J = rt + n; /* J: np columns of n */
+  double A[NP_MAX * NP_MAX], g[NP_MAX], trial[NP_MAX];
+  residuals(r, c, th);
+  double cost = huber_cost(r, n, c->delta), lambda = 1e-3;
+  int it = 0, small = 0;
+  for (; it < max_iter; it++) {
+    for (int k = 0; k < np; k++) {
+      double h = 1e-6, save = th[k];
+      th[k] = save + h;
+      residuals(J + (size_t)k * n, c, th);
+      th[k] = save;
+      for (size_t i = 0; i < n; i++) J[(size_t)k * n + i] = (J[(size_t)k * n + i] - r[i]) / h;
+    }
+    memset(A, 0, sizeof A);
+    memset(g, 0, sizeof g);
+    for (size_t i = 0; i < n; i++) {
+      double a = fabs(r[i]), w = a <= c->delta ? 1.0 : c->delta / a;
+      for (int k = 0; k < np; k++) {
+        double jk = J[(size_t)k * n + i] * w;
+        g[k] += jk * r[i];
+        for (int l = k; l < np; l++) A[k * np + l] += jk * J[(size_t)l * n + i];
+      }
+    }
+    for (int k = 0; k < np; k++)
+      for (int l = 0; l < k; l++) A[k * np + l] = A[l * np + k];
+    int accepted = 0;
+    for (int tries = 0; tries < 12 && !accepted; tries++) {
+      double M[NP_MAX * NP_MAX], d[NP_MAX];
+      memcpy(M, A, sizeof(double) * (size_t)(np * np));
+      for (int k = 0; k < np; k++) {
+        M[k * np + k] += lambda * fmax(A[k * np + k], 1e-12);
+        d[k] = -g[k];
+      }
+      if (solve(M, d, np)) {
+        lambda *= 10;
+        continue;
+      }
+      for (int k = 0; k < np; k++) trial[k] = fmin(fmax(th[k] + fmax(fmin(d[k], 2.0), -2.0), -14.0), 35.0);
+      residuals(rt, c, trial);
+      double nc = huber_cost(rt, n, c->delta);
+      if (nc < cost) {
+        double rel = (cost - nc) / fmax(cost, 1e-300);
+        memcpy(th, trial, sizeof(double) * (size_t)np);
+        memcpy(r, rt, sizeof(double) * n);
+        cost = nc;
+        lambda = fmax(lambda / 3.0, 1e-9);
+        accepted = 1;
+        small = rel < 1e-10 ? small + 1 : 0;
+      } else {
+        lambda *= 4.0;
+      }
+    }
+    if (!accepted || small >= 3) break;
+  }
+  return it + 1;
+}
+
+static uint64_t splitmix64(uint64_t* s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static const xs_sample* g_sort_s; /* for the config sort (single-threaded use within fit) */
+static int cmp_cfg(const void* a, const void* b) {
+  const xs_sample *x = &g_sort_s[*(const size_t*)a], *y = &g_sort_s[*(const size_t*)b];
+  if (x->K != y->K) return x->K < y->K ? -1 : 1;
+  if (x->V != y->V) return x->V < y->V ? -1 : 1;
+  if (x->G != y->G) return x->G < y->G ? -1 : 1;
+  return 0;
+}
+
+/* mark[i]: 0 fitted, 1 held out, 2 other transport. */
+static xs_result split_rows(uint8_t* mark, const xs_sample* S, size_t n, const xs_fit_options* o) {
+  size_t m = 0;
+  size_t* idx = malloc((n + 1) * sizeof *idx);
+  long* cfg = malloc((n + 1) * sizeof *cfg);
+  if (!idx || !cfg) {
+    free(idx);
+    free(cfg);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "fit: %zu rows", n);
+  }
+  for (size_t i = 0; i < n; i++) {
+    mark[i] = 2;
+    if (!o->transport || strcmp(S[i].transport, o->transport) == 0) idx[m++] = i, mark[i] = 0;
+  }
+  g_sort_s = S;
+  qsort(idx, m, sizeof *idx, cmp_cfg);
+  long ncfg = 0;
+  for (size_t i = 0; i < m; i++) {
+    if (i > 0 && cmp_cfg(&idx[i - 1], &idx[i]) != 0) ncfg++;
+    cfg[i] = ncfg;
+  }
+  ncfg = m ? ncfg + 1 : 0;
+  long nh = (long)floor(o->holdout_fraction * (double)ncfg + 0.5);
+  if (nh > ncfg - 1) nh = ncfg > 0 ? ncfg - 1 : 0;
+  long* perm = malloc(((size_t)ncfg + 1) * sizeof *perm);
+  uint8_t* held = calloc((size_t)ncfg + 1, 1);
+  if (!perm || !held) {
+    free(idx), free(cfg), free(perm), free(held);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "fit: %ld configurations", ncfg);
+  }
+  uint64_t st = o->seed;
+  for (long i = 0; i < ncfg; i++) perm[i] = i;
+  for (long i = ncfg - 1; i > 0; i--) {
+    long j = (long)(splitmix64(&st) % (uint64_t)(i + 1));
+    long t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  for (long i = 0; i < nh; i++) held[perm[i]] = 1;
+  for (size_t i = 0; i < m; i++)
+    if (held[cfg[i]]) mark[idx[i]] = 1;
+  free(idx), free(cfg), free(perm), free(held);
+  return XS_OK;
+}
+
+xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* holdout,
+                       const xs_dataset* d, const xs_fit_options* opt) {
+  XSI_ARG(out != NULL && d != NULL, "out or dataset is NULL");
+  xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
+  if (opt) {
+    XSI_ARG(opt->size >= sizeof o, "fit options: 'size' not set (use XS_FIT_OPTIONS_INITIALIZER)");
+    o = *opt;
+  }
+  XSI_ARG(xsi_finite(o.holdout_fraction) && o.holdout_fraction >= 0 && o.holdout_fraction <= 0.9,
+          "holdout fraction must be in [0, 0.9] (got %g)", o.holdout_fraction);
+  XSI_ARG(xsi_finite(o.huber_delta) && o.huber_delta > 0, "huber_delta must be > 0");
+  XSI_ARG(o.max_iter >= 1 && o.max_iter <= 100000, "max_iter must be in [1, 100000]");
+  const xs_sample* S = xs_dataset_samples(d);
+  size_t N = xs_dataset_size(d);
+  xs_result res = XS_OK;
+  uint8_t* mark = malloc(N + 1);
+  uint8_t* tmask = malloc(N + 1);
+  double* work = NULL;
+  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta};
+  c.rows = malloc((N + 1) * sizeof *c.rows);
+  if (!mark || !tmask || !c.rows) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", N);
+  XSI_CHECK_GOTO(split_rows(mark, S, N, &o), res, fail);
+  double kall[4096];
+  int nkall = 0;
+  for (size_t i = 0; i < N; i++) {
+    if (mark[i] != 0) continue;
+    c.rows[c.n++] = i;
+    int seen = 0;
+    for (int j = 0; j < nkall; j++) seen |= kall[j] == S[i].K;
+    if (!seen && nkall < 4096) kall[nkall++] = S[i].K;
+  }
+  if (c.n == 0)
+    XSI_FAIL(res, XS_ERR_INVALID_ARG, fail, "fit: no rows%s%s", o.transport ? " of transport " : "",
+             o.transport ? o.transport : "");
+  qsort(kall, (size_t)nkall, sizeof *kall, cmp_double);
+  c.nk = nkall <= XS_PROFILE_MAX_QPTS ? nkall : XS_PROFILE_MAX_QPTS;
+  for (int j = 0; j < c.nk; j++) /* more K than points: spread the points over the range */
+    c.ks[j] = nkall <= XS_PROFILE_MAX_QPTS ? kall[j]
+                                           : kall[(int)lround((double)j * (nkall - 1) / (c.nk - 1))];
+  int np = NP_BASE + c.nk;
+  if (c.n < (size_t)np + 1)
+    XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit: %zu fitted rows cannot determine %d parameters", c.n,
+             np);
+  work = malloc(((size_t)np + 3) * c.n * sizeof *work);
+  if (!work) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", c.n);
+  double th[NP_MAX];
+  initial_guess(th, &c, work, work + c.n);
+  int iters = lm(th, np, &c, o.max_iter, work);
+  xs_link_profile p = *out;
+  if (p.size < sizeof p || xs_profile_validate(&p) != XS_OK) {
+    xs_link_profile init = XS_LINK_PROFILE_INITIALIZER;
+    p = init;
+  }
+  to_profile(&p, &c, th);
+  /* unfair_mean: mean = T0 + u (T - T0) on the rows that stalled. */
+  double num = 0, den = 0;
+  for (size_t i = 0; i < c.n; i++) {
+    const xs_sample* s = &S[c.rows[i]];
+    if (!(s->t_iss_mean_ns > 0)) continue;
+    xsi_link l = xsi_link_of(&p, s->K);
+    double t0 = xsi_t0(&l, s->V), x = s->t_iss_ns - t0;
+    if (x > 0.05 * t0) num += (s->t_iss_mean_ns - t0) * x, den += x * x;
+  }
+  if (den > 0) p.unfair_mean = fmin(1.0, fmax(0.0, num / den));
+  p.calibrated = 1;
+  if (!p.transport[0] && o.transport) snprintf(p.transport, sizeof p.transport, "%s", o.transport);
+  if (!p.transport[0]) snprintf(p.transport, sizeof p.transport, "%s", S[c.rows[0]].transport);
+  if (!p.method[0]) snprintf(p.method, sizeof p.method, "xs_model_fit of %zu rows", c.n);
+  if (xs_profile_validate(&p) != XS_OK)
+    XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit did not converge to a valid profile: %s",
+             xs_last_error());
+  if (report) {
+    xs_fit_report rp;
+    memset(&rp, 0, sizeof rp);
+    rp.iterations = iters;
+    for (size_t i = 0; i < N; i++) {
+      rp.n_fit += mark[i] == 0;
+      rp.n_holdout += mark[i] == 1;
+      tmask[i] = 0;
+      if (mark[i] != 1) continue;
+      double gmin = 0;
+      xs_plan_min_free_gap(&gmin, &p, S[i].K, S[i].V);
+      if (xsi_finite(gmin) && gmin > 0 && fabs(S[i].G - gmin) <= 0.5 * gmin) tmask[i] = 1;
+    }
+    XSI_CHECK_GOTO(xs_model_evaluate(&rp.fluid_fit, &rp.closed_fit, d, &p, mark, 0), res, fail);
+    XSI_CHECK_GOTO(xs_model_evaluate(&rp.fluid_holdout, &rp.closed_holdout, d, &p, mark, 1), res,
+                   fail);
+    XSI_CHECK_GOTO(
+        xs_model_evaluate(&rp.fluid_transition, &rp.closed_transition, d, &p, tmask, 1), res,
+        fail);
+    residuals(work, &c, th);
+    double ss = 0;
+    for (size_t i = 0; i < c.n; i++) ss += work[i] * work[i];
+    rp.rms_rel_residual = sqrt(ss / (double)c.n);
+    *report = rp;
+  }
+  if (holdout)
+    for (size_t i = 0; i < N; i++) holdout[i] = mark[i] == 1;
+  *out = p;
+  free(mark), free(tmask), free(c.rows), free(work);
+  return XS_OK;
+fail:
+  free(mark), free(tmask), free(c.rows), free(work);
+  return res;
+}

@@ -1,0 +1,88 @@
+/* model_internal.h — private helpers of the X-Stage model (src/model only).
+ *
+ * One burst from backlog b0 (bytes in the stage when the burst starts):
+ *   fixed overhead t_fixed: nothing issued, b1 = max(0, b0 - R*t_fixed);
+ *   issue V at r = r_iss(K): if r <= R the backlog falls (to 0 at most) and the issuer never
+ *   stalls; if r > R the backlog grows at r - R until it reaches Q, after which the issuer is
+ *   throttled to R. Net unthrottled growth of a burst: a = V * (1 - R/r) (negative if r < R).
+ *   End backlog e(b0) = clamp(b1 + a, 0, Q).
+ * The start-of-burst map of equal bursts with gap G is f(b) = max(0, e(b) - R*G); docs/model.md
+ * derives its smallest fixed point and the three regimes from it. */
+#ifndef XSTAGE_MODEL_INTERNAL_H
+#define XSTAGE_MODEL_INTERNAL_H
+
+#include "core/internal.h"
+#include "xstage/model.h"
+
+#include <math.h>
+
+/* Scalars of one (profile, K) pair, resolved once. */
+typedef struct xsi_link {
+  double tf, r, R, Q, um; /* t_fixed ns, issue rate, drain rate (bytes/ns), Q bytes, unfair */
+} xsi_link;
+
+static inline double xsi_r_iss(const xs_link_profile* p, double K) {
+  double r = K * p->r_cta;
+  return r < p->r_cap ? r : p->r_cap;
+}
+
+/* Q(K) by piecewise-linear interpolation (profile assumed valid). */
+double xsi_capacity(const xs_link_profile* p, double K);
+
+static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
+  xsi_link l;
+  l.tf = p->t_fixed_ns;
+  l.r = xsi_r_iss(p, K);
+  l.R = p->R;
+  l.Q = xsi_capacity(p, K);
+  l.um = p->unfair_mean;
+  return l;
+}
+
+/* One burst of V bytes starting with backlog b0: returns its issue time (t_fixed included);
+ * *b_end: backlog when its issue ends; *drained: bytes drained during the burst (from the
+ * elapsed time, independently of the backlog bookkeeping); *stall: time held by backpressure. */
+static inline double xsi_burst_time(const xsi_link* l, double b0, double V, double* b_end,
+                                    double* drained, double* stall) {
+  double dr = fmin(b0, l->R * l->tf);
+  double b1 = b0 - dr;
+  double tph = V / l->r, st = 0.0;
+  if (l->r <= l->R) {
+    double te = (l->R > l->r) ? b1 / (l->R - l->r) : INFINITY; /* time to empty the stage */
+    if (te >= tph) {
+      dr += l->R * tph;
+      *b_end = fmax(0.0, b1 - (l->R - l->r) * tph);
+    } else {
+      dr += l->R * te + l->r * (tph - te);
+      *b_end = 0.0;
+    }
+  } else {
+    double room = fmax(0.0, l->Q - b1);
+    double u = room * l->r / (l->r - l->R); /* bytes issued before the stage is full */
+    if (V <= u) {
+      *b_end = b1 + V * (1.0 - l->R / l->r);
+    } else {
+      st = (V - u) * (1.0 / l->R - 1.0 / l->r); /* the rest goes at R instead of r */
+      *b_end = l->Q;
+    }
+    dr += l->R * (tph + st);
+  }
+  if (drained) *drained = dr;
+  if (stall) *stall = st;
+  return l->tf + tph + st;
+}
+
+/* Backlog at the start of burst n (0-based) of equal bursts (V, G) from an idle stage:
+ * closed form of the iterated map (docs/model.md, "steady state"). */
+double xsi_backlog_at(const xsi_link* l, double V, double G, long n);
+
+/* T0 of the link for V bytes. */
+static inline double xsi_t0(const xsi_link* l, double V) { return l->tf + V / l->r; }
+
+/* Quantiles of |rel| errors into stats (sorts a copy). */
+xs_result xsi_error_stats(xs_error_stats* st, const double* rel, size_t n);
+
+/* Predicted issue time of burst n of equal bursts (V, G) from idle (fluid model). */
+double xsi_predict_burst(const xsi_link* l, double V, double G, long n);
+
+#endif

@@ -1,0 +1,159 @@
+/* profile.c — link profiles: validation, the embedded defaults, T0_iss and Q(K).
+ *
+ * The embedded numbers and how each was derived are in docs/model.md ("Embedded profiles"). */
+#include "model/model_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int str_ok(const char* s, size_t cap) { return memchr(s, '\0', cap) != NULL; }
+
+xs_result xs_profile_validate(const xs_link_profile* p) {
+  XSI_ARG(p != NULL, "profile is NULL");
+  XSI_ARG(p->size >= sizeof(xs_link_profile),
+          "profile: field 'size' is %zu, expected %zu (use XS_LINK_PROFILE_INITIALIZER)", p->size,
+          sizeof(xs_link_profile));
+  XSI_ARG(xsi_finite(p->t_fixed_ns) && p->t_fixed_ns >= 0 && p->t_fixed_ns <= 1e12,
+          "profile: field 't_fixed_ns' must be finite and in [0, 1e12] ns (got %g)", p->t_fixed_ns);
+  XSI_ARG(xsi_finite(p->r_cta) && p->r_cta > 0 && p->r_cta <= 1e9,
+          "profile: field 'r_cta' must be in (0, 1e9] bytes/ns (got %g)", p->r_cta);
+  XSI_ARG(xsi_finite(p->r_cap) && p->r_cap > 0 && p->r_cap <= 1e9,
+          "profile: field 'r_cap' must be in (0, 1e9] bytes/ns (got %g)", p->r_cap);
+  XSI_ARG(xsi_finite(p->R) && p->R > 0 && p->R <= 1e9,
+          "profile: field 'R' must be in (0, 1e9] bytes/ns (got %g)", p->R);
+  XSI_ARG(p->nq >= 1 && p->nq <= XS_PROFILE_MAX_QPTS, "profile: field 'nq' must be in [1, %d] (got %d)",
+          XS_PROFILE_MAX_QPTS, p->nq);
+  for (int i = 0; i < p->nq; i++) {
+    XSI_ARG(xsi_finite(p->q_k[i]) && p->q_k[i] >= 1 && p->q_k[i] <= 1e6,
+            "profile: field 'q_k[%d]' must be a producer count in [1, 1e6] (got %g)", i, p->q_k[i]);
+    XSI_ARG(i == 0 || p->q_k[i] > p->q_k[i - 1],
+            "profile: field 'q_k[%d]' must be larger than q_k[%d] (%g <= %g)", i, i - 1, p->q_k[i],
+            p->q_k[i - 1]);
+    XSI_ARG(xsi_finite(p->q_bytes[i]) && p->q_bytes[i] >= 0 && p->q_bytes[i] <= 1e15,
+            "profile: field 'q_bytes[%d]' must be in [0, 1e15] bytes (got %g)", i, p->q_bytes[i]);
+  }
+  XSI_ARG(xsi_finite(p->unfair_mean) && p->unfair_mean >= 0 && p->unfair_mean <= 1,
+          "profile: field 'unfair_mean' must be in [0, 1] (got %g)", p->unfair_mean);
+  XSI_ARG(str_ok(p->device, sizeof p->device), "profile: field 'device' is not NUL-terminated");
+  XSI_ARG(str_ok(p->transport, sizeof p->transport),
+          "profile: field 'transport' is not NUL-terminated");
+  XSI_ARG(str_ok(p->flavour, sizeof p->flavour), "profile: field 'flavour' is not NUL-terminated");
+  XSI_ARG(str_ok(p->date, sizeof p->date), "profile: field 'date' is not NUL-terminated");
+  XSI_ARG(str_ok(p->method, sizeof p->method), "profile: field 'method' is not NUL-terminated");
+  XSI_ARG(p->calibrated == 0 || p->calibrated == 1, "profile: field 'calibrated' must be 0 or 1");
+  return XS_OK;
+}
+
+double xsi_capacity(const xs_link_profile* p, double K) {
+  if (K <= p->q_k[0]) return p->q_bytes[0];
+  for (int i = 1; i < p->nq; i++)
+    if (K <= p->q_k[i]) {
+      double t = (K - p->q_k[i - 1]) / (p->q_k[i] - p->q_k[i - 1]);
+      return p->q_bytes[i - 1] + t * (p->q_bytes[i] - p->q_bytes[i - 1]);
+    }
+  return p->q_bytes[p->nq - 1];
+}
+
+static const char* const g_names[] = {"h200-host", "h200-hbm", "h200-nvlink", NULL};
+
+const char* const* xs_profile_default_names(void) { return g_names; }
+
+static void set_str(char* dst, size_t cap, const char* s) { snprintf(dst, cap, "%s", s); }
+
+xs_result xs_profile_default(xs_link_profile* out, const char* name) {
+  XSI_ARG(out != NULL, "out is NULL");
+  XSI_ARG(name != NULL, "profile name is NULL");
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  set_str(p.device, sizeof p.device, "NVIDIA H200");
+  set_str(p.flavour, sizeof p.flavour, "st.global.v4");
+  p.calibrated = 0;
+  if (strcmp(name, "h200-host") == 0) {
+    /* NOTE: derivation in docs/model.md: R from the sustained 52 GB/s; r_cta from the 63 GB/s
+     * per-CTA store rate; t_fixed from "1 MiB from 16 CTAs in 1.2 us"; Q(32) and unfair_mean
+     * from "32 CTAs x 4 MiB: mean 35 us, last 67 us"; Q(16) = 1 MiB, the smallest round value
+     * that lets the 1 MiB burst of 16 CTAs go free from idle. */
+    p.t_fixed_ns = 160.0;
+    p.r_cta = 63.0;
+    p.r_cap = 2000.0;
+    p.R = 52.0;
+    p.nq = 2;
+    p.q_k[0] = 16;
+    p.q_bytes[0] = 1048576.0;
+    p.q_k[1] = 32;
+    p.q_bytes[1] = 718624.0;
+    p.unfair_mean = 0.506;
+    set_str(p.transport, sizeof p.transport, "host");
+    set_str(p.method, sizeof p.method, "estimate from anchors-h200.md (host-mapped stores over PCIe)");
+  } else if (strcmp(name, "h200-hbm") == 0) {
+    /* Local HBM: the producers' own store rate bounds issue; the stage drains faster than the
+     * SMs can fill it, so there is no backpressure (r_iss <= R for every K). */
+    p.t_fixed_ns = 160.0;
+    p.r_cta = 63.0;
+    p.r_cap = 3000.0;
+    p.R = 3000.0;
+    p.nq = 1;
+    p.q_k[0] = 1;
+    p.q_bytes[0] = 64.0 * 1048576.0;
+    p.unfair_mean = 0.5;
+    set_str(p.transport, sizeof p.transport, "hbm");
+    set_str(p.method, sizeof p.method, "estimate from anchors-h200.md (local HBM, no backpressure)");
+  } else if (strcmp(name, "h200-nvlink") == 0) {
+    /* NOTE: not measured. NVLink 4 to one peer through NVSwitch: ~370 GB/s per direction
+     * achieved; per-CTA remote store rate, the issue cap and Q are guesses. */
+    p.t_fixed_ns = 300.0;
+    p.r_cta = 40.0;
+    p.r_cap = 1500.0;
+    p.R = 370.0;
+    p.nq = 1;
+    p.q_k[0] = 1;
+    p.q_bytes[0] = 2.0 * 1048576.0;
+    p.unfair_mean = 0.5;
+    set_str(p.transport, sizeof p.transport, "peer:1");
+    set_str(p.method, sizeof p.method,
+            "UNCALIBRATED estimate (NVLink4 ~370 GB/s to one peer; r_cta, r_cap, Q guessed)");
+  } else {
+    return xsi_set_error(XS_ERR_INVALID_ARG,
+                         "unknown profile '%s' (known: h200-host, h200-hbm, h200-nvlink)", name);
+  }
+  *out = p;
+  return XS_OK;
+}
+
+xs_result xs_t0_iss(double* t_ns, const xs_link_profile* p, double K, double V) {
+  XSI_ARG(t_ns != NULL, "t_ns is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
+  *t_ns = p->t_fixed_ns + V / xsi_r_iss(p, K);
+  return XS_OK;
+}
+
+xs_result xs_capacity(double* q_bytes, const xs_link_profile* p, double K) {
+  XSI_ARG(q_bytes != NULL, "q_bytes is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  *q_bytes = xsi_capacity(p, K);
+  return XS_OK;
+}
+
+const char* xs_regime_name(xs_regime r) {
+  switch (r) {
+  case XS_REGIME_FREE: return "backpressure-free";
+  case XS_REGIME_CAPACITY: return "capacity-bound";
+  case XS_REGIME_DRAIN: return "drain-dominated";
+  }
+  return "unknown";
+}
+
+xs_result xs_predict_closed(double* t_iss_ns, const xs_link_profile* p, double K, double V,
+                            double G) {
+  XSI_ARG(t_iss_ns != NULL, "t_iss_ns is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
+  XSI_ARG(!isnan(G) && G >= 0, "G must be >= 0 (got %g)", G);
+  double t0 = p->t_fixed_ns + V / xsi_r_iss(p, K);
+  double d = V / p->R - G;
+  *t_iss_ns = d > t0 ? d : t0;
+  return XS_OK;
+}

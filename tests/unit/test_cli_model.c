@@ -1,0 +1,166 @@
+/* test_cli_model.c — `xstage model | plan | run` from the outside: exit codes on bad input
+ * (2 usage, 1 failure), messages naming file/line/field, no output file left when a command
+ * fails, JSON output that parses, numbers equal to the library's. Runs the xstage binary
+ * built next to this test. */
+#include "core/json.h"
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_bin[4096], g_dir[256], g_out[1 << 16];
+
+/* Run `xstage <args>` with stdout+stderr captured into g_out; returns the exit code. */
+static int xs(const char* args) {
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", g_dir, g_bin, args);
+  FILE* p = popen(cmd, "r");
+  if (!p) return -1;
+  size_t n = fread(g_out, 1, sizeof g_out - 1, p);
+  g_out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int exists(const char* name) {
+  char path[512];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/%s", g_dir, name);
+  return stat(path, &st) == 0;
+}
+
+static void put(const char* name, const char* text) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", g_dir, name);
+  FILE* f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+}
+
+static int leftovers(void) { /* temporaries of atomic writes */
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "ls %s | grep -c '\\.tmp\\.' > /dev/null", g_dir);
+  return system(cmd) == 0;
+}
+
+static void test_fit_cli(void) {
+  XT_EQ_INT(xs("model fit --bogus data.csv -o p.json"), 2);
+  XT_CHECK(strstr(g_out, "unknown option '--bogus'") != NULL);
+  XT_EQ_INT(xs("model fit good.csv"), 2); /* no -o */
+  XT_EQ_INT(xs("model fit good.csv -o p.json --holdout 2"), 2);
+  XT_EQ_INT(xs("model fit missing.csv -o p.json"), 1);
+  XT_CHECK(!exists("p.json"));
+  put("bad.csv", "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,100\nhost,0,1024,0,0,100\n");
+  XT_EQ_INT(xs("model fit bad.csv -o p.json"), 1);
+  XT_CHECK_MSG(strstr(g_out, "bad.csv:3: field 'K'") != NULL, "%s", g_out);
+  XT_CHECK(!exists("p.json"));
+  /* a valid CSV too small to fit: a numeric failure, still no file */
+  put("small.csv", "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,100\n");
+  XT_EQ_INT(xs("model fit small.csv -o p.json"), 1);
+  XT_CHECK(!exists("p.json"));
+  /* the plot cannot be written: all or nothing */
+  XT_EQ_INT(xs("model fit good.csv -o p.json --plot /nonexistent/dir/f.svg"), 1);
+  XT_CHECK(!exists("p.json"));
+  XT_EQ_INT(xs("model fit good.csv -o p.json --plot f.svg --seed 3"), 0);
+  XT_CHECK(strstr(g_out, "held out") != NULL);
+  XT_CHECK(exists("p.json") && exists("f.svg"));
+  char path[512];
+  snprintf(path, sizeof path, "%s/p.json", g_dir);
+  xs_link_profile p;
+  XT_CHECK(xs_profile_read(&p, path) == XS_OK);
+  XT_EQ_INT(p.calibrated, 1);
+  XT_NEAR(p.R, 52, 0.03);
+  XT_EQ_INT(xs("model fit good.csv -o p2.json --json"), 0);
+  xsi_json* js = NULL;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  XT_CHECK(js && xsi_json_get(js, "report") && xsi_json_get(js, "profile"));
+  xsi_json_free(js);
+  XT_CHECK(!leftovers());
+}
+
+static void test_predict_cli(void) {
+  XT_EQ_INT(xs("model predict --K 0"), 2);
+  XT_EQ_INT(xs("model predict --V abc"), 2);
+  XT_CHECK(strstr(g_out, "--V") != NULL);
+  XT_EQ_INT(xs("model predict --seq 1MB"), 2);
+  XT_EQ_INT(xs("model predict --seq 1MB:0 --bursts 3"), 2);
+  XT_EQ_INT(xs("model predict --profile nothere.json"), 1);
+  XT_EQ_INT(xs("model predict --profile h200-nvlink --K 32 --V 4MB --G 10us --bursts 4"), 0);
+  XT_CHECK(strstr(g_out, "steady state") != NULL);
+  XT_EQ_INT(xs("model predict --seq 1MB:0,4MB:20us,64KB:1ms --json"), 0);
+  xsi_json* js = NULL;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  const xsi_json* b = js ? xsi_json_get(js, "bursts") : NULL;
+  XT_CHECK(b && b->len == 3);
+  xsi_json_free(js);
+  XT_EQ_INT(xs("model explain --K 32 --V 4MB --G 50us"), 0);
+  XT_CHECK(strstr(g_out, "Regime: capacity-bound") != NULL);
+  XT_EQ_INT(xs("model explain --K 16 --V 1MB --G 5us"), 0);
+  XT_CHECK(strstr(g_out, "Regime: drain-dominated") && strstr(g_out, "keeps every burst free"));
+  XT_EQ_INT(xs("model nope"), 2);
+  XT_EQ_INT(xs("model plot"), 2); /* no -o */
+  XT_EQ_INT(xs("model plot -o m.svg --K 16"), 0);
+  XT_CHECK(exists("m.svg"));
+  XT_EQ_INT(xs("model plot bad.csv -o m2.svg"), 1);
+  XT_CHECK(!exists("m2.svg"));
+}
+
+static void test_plan_run_cli(void) {
+  XT_EQ_INT(xs("plan"), 2);
+  XT_EQ_INT(xs("plan bogus"), 2);
+  XT_EQ_INT(xs("plan min-gap --K 16 --V 1MB --json"), 0);
+  xsi_json* js = NULL;
+  double g = 0, want;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  XT_CHECK(js && xsi_json_get_number(&g, js, "min_free_gap_ns", 0, "stdout") == XS_OK);
+  xsi_json_free(js);
+  xs_link_profile h;
+  xs_profile_default(&h, "h200-host");
+  xs_plan_min_free_gap(&want, &h, 16, 1048576);
+  XT_NEAR(g, want, 1e-15);
+  XT_EQ_INT(xs("plan max-burst --K 32 --G 20us"), 0);
+  XT_EQ_INT(xs("plan split --K 32 --V 16MB --window 400us"), 0);
+  XT_EQ_INT(xs("plan fusion --workload moe-deepseek-v3"), 0);
+  XT_EQ_INT(xs("plan fusion --workload nope"), 2);
+  XT_EQ_INT(xs("plan fusion --tiles 0"), 2);
+  XT_EQ_INT(xs("run"), 0);
+  XT_CHECK(strstr(g_out, "NOT calibrated") && strstr(g_out, "moe-deepseek-v3") &&
+           strstr(g_out, "ulysses-hunyuan-720p") && strstr(g_out, "Ulysses all-to-all"));
+  XT_EQ_INT(xs("run --json"), 0);
+  js = NULL;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  const xsi_json* pr = js ? xsi_json_get(js, "profiles") : NULL;
+  XT_CHECK(pr && pr->len == 2);
+  xsi_json_free(js);
+  XT_EQ_INT(xs("run --profile missing.json"), 1);
+  XT_EQ_INT(xs("run --profile p.json"), 0);
+  XT_CHECK(strstr(g_out, "calibrated") != NULL);
+  XT_EQ_INT(xs("run --wat"), 2);
+}
+
+int main(int argc, char** argv) {
+  (void)argc;
+  const char* slash = strrchr(argv[0], '/');
+  char self[4096];
+  if (!realpath(argv[0], self)) snprintf(self, sizeof self, "%s", argv[0]);
+  slash = strrchr(self, '/');
+  snprintf(g_bin, sizeof g_bin, "%.*s/xstage", slash ? (int)(slash - self) : 1, slash ? self : ".");
+  if (access(g_bin, X_OK) != 0) XT_SKIP("%s not built", g_bin);
+  snprintf(g_dir, sizeof g_dir, "/tmp/xstage-cli-model-XXXXXX");
+  if (!mkdtemp(g_dir)) return 1;
+  /* a good CSV: the synthetic example of the repository */
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "cp data/h200-host-synthetic.csv %s/good.csv", g_dir);
+  if (system(cmd) != 0) XT_SKIP("data/h200-host-synthetic.csv not found (run from the source dir)");
+  XT_RUN(test_fit_cli);
+  XT_RUN(test_predict_cli);
+  XT_RUN(test_plan_run_cli);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
+  return XT_END();
+}

@@ -1,0 +1,190 @@
+/* test_fit.c — fitting recovers known parameters from noisy synthetic measurements; the
+ * measurement CSV reader rejects bad files naming file, line and field. */
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static unsigned long long g_rng = 0x1234567887654321ull;
+static double gauss(void) {
+  double u1 = xt_rand_uniform(&g_rng), u2 = xt_rand_uniform(&g_rng);
+  return sqrt(-2.0 * log(u1 + 1e-300)) * cos(6.283185307179586 * u2);
+}
+
+static xs_link_profile truth(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  p.t_fixed_ns = 160, p.r_cta = 63, p.r_cap = 2000, p.R = 52;
+  p.nq = 4;
+  const double ks[4] = {4, 16, 32, 64}, qs[4] = {1.5e6, 1.0e6, 7.2e5, 6.0e5};
+  for (int i = 0; i < 4; i++) p.q_k[i] = ks[i], p.q_bytes[i] = qs[i];
+  p.unfair_mean = 0.5;
+  return p;
+}
+
+/* The sweep identifies every parameter: small bursts (t_fixed), K below and above the cap
+ * (r_cta, r_cap), back-to-back large bursts (R), bursts that overflow from idle and transients
+ * (Q per K), the mean producer (unfair_mean). noise: multiplicative, lognormal sigma. */
+static size_t synth(xs_sample* out, const xs_link_profile* p, double noise, int reps) {
+  const double Ks[4] = {4, 16, 32, 64};
+  const double Vs[5] = {16384, 65536, 262144, 1048576, 4194304};
+  const double Gs[8] = {0, 1e3, 3e3, 1e4, 2e4, 4e4, 8e4, 2e5};
+  const long Bs[6] = {0, 1, 2, 4, 8, 16};
+  size_t n = 0;
+  for (int rep = 0; rep < reps; rep++)
+    for (int k = 0; k < 4; k++)
+      for (int v = 0; v < 5; v++)
+        for (int g = 0; g < 8; g++) {
+          xs_burst bs[17];
+          xs_burst_result r[17];
+          for (int i = 0; i < 17; i++) bs[i].V = Vs[v], bs[i].gap_ns = Gs[g];
+          xs_fluid_simulate(r, NULL, p, Ks[k], bs, 17);
+          for (int b = 0; b < 6; b++) {
+            xs_sample* s = &out[n++];
+            memset(s, 0, sizeof *s);
+            snprintf(s->transport, sizeof s->transport, "host");
+            s->K = Ks[k], s->V = Vs[v], s->G = Gs[g], s->burst_index = Bs[b];
+            double m = exp(noise * gauss());
+            s->t_iss_ns = r[Bs[b]].t_iss_ns * m;
+            s->t_iss_mean_ns = r[Bs[b]].t_iss_mean_ns * m * exp(noise * gauss());
+            if (s->t_iss_mean_ns > s->t_iss_ns) s->t_iss_mean_ns = s->t_iss_ns;
+          }
+        }
+  return n;
+}
+
+static void check_recovery(const xs_link_profile* f, const xs_link_profile* t, double tol) {
+  XT_NEAR(f->t_fixed_ns, t->t_fixed_ns, tol);
+  XT_NEAR(f->r_cta, t->r_cta, tol);
+  XT_NEAR(f->r_cap, t->r_cap, tol);
+  XT_NEAR(f->R, t->R, tol);
+  XT_EQ_INT(f->nq, t->nq);
+  for (int i = 0; i < t->nq && i < f->nq; i++) {
+    XT_NEAR(f->q_k[i], t->q_k[i], 0);
+    XT_NEAR(f->q_bytes[i], t->q_bytes[i], tol);
+  }
+  XT_NEAR(f->unfair_mean, t->unfair_mean, tol);
+}
+
+static void test_fit_exact(void) {
+  xs_link_profile t = truth();
+  xs_sample* s = malloc(1000 * sizeof *s);
+  size_t n = synth(s, &t, 0.0, 1);
+  xs_dataset* d = NULL;
+  XT_CHECK(xs_dataset_from_samples(&d, s, n) == XS_OK);
+  xs_link_profile f = XS_LINK_PROFILE_INITIALIZER;
+  xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
+  o.holdout_fraction = 0;
+  xs_fit_report rep;
+  XT_CHECK(xs_model_fit(&f, &rep, NULL, d, &o) == XS_OK);
+  check_recovery(&f, &t, 1e-3);
+  XT_CHECK(rep.rms_rel_residual < 1e-4);
+  XT_EQ_INT(f.calibrated, 1);
+  xs_dataset_destroy(d);
+  free(s);
+}
+
+static void test_fit_noisy(void) {
+  xs_link_profile t = truth();
+  xs_sample* s = malloc(3000 * sizeof *s);
+  for (int trial = 0; trial < 3; trial++) {
+    double noise = trial == 0 ? 0.02 : 0.03;
+    size_t n = synth(s, &t, noise, 2); /* 1920 rows */
+    xs_dataset* d = NULL;
+    XT_CHECK(xs_dataset_from_samples(&d, s, n) == XS_OK);
+    xs_link_profile f = XS_LINK_PROFILE_INITIALIZER;
+    snprintf(f.device, sizeof f.device, "test device");
+    xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
+    o.seed = 7 + (uint64_t)trial;
+    xs_fit_report rep;
+    uint8_t* hold = calloc(n, 1);
+    clock_t c0 = clock();
+    XT_CHECK(xs_model_fit(&f, &rep, hold, d, &o) == XS_OK);
+    double secs = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    printf("  noise %.0f%%: %zu rows fitted in %.3f s, %d iterations: t_fixed %.4g r_cta %.4g "
+           "r_cap %.4g R %.4g Q %.4g %.4g %.4g %.4g unfair %.3f; held-out median err fluid "
+           "%.2f%% closed %.2f%%\n",
+           noise * 100, n, secs, rep.iterations, f.t_fixed_ns, f.r_cta, f.r_cap, f.R,
+           f.q_bytes[0], f.q_bytes[1], f.q_bytes[2], f.q_bytes[3], f.unfair_mean,
+           100 * rep.fluid_holdout.median, 100 * rep.closed_holdout.median);
+    XT_CHECK(secs < 1.0);
+    check_recovery(&f, &t, 0.02);
+    XT_CHECK(strcmp(f.device, "test device") == 0);
+    /* held-out configurations: whole (K,V,G) groups, about 20% of them */
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++) {
+      nh += hold[i];
+      for (size_t j = 0; j < n; j++)
+        if (s[j].K == s[i].K && s[j].V == s[i].V && s[j].G == s[i].G) XT_CHECK(hold[j] == hold[i]);
+    }
+    XT_EQ_INT(nh, rep.n_holdout);
+    XT_CHECK(nh > 0.15 * n && nh < 0.25 * n);
+    XT_EQ_INT(rep.n_fit + rep.n_holdout, n);
+    /* the fluid model beats the closed form on held-out rows and near the transition */
+    XT_CHECK(rep.fluid_holdout.median < 0.03);
+    XT_CHECK(rep.fluid_holdout.median < rep.closed_holdout.median);
+    XT_CHECK(rep.fluid_transition.n > 0);
+    XT_CHECK(rep.fluid_transition.mean < rep.closed_transition.mean);
+    free(hold);
+    xs_dataset_destroy(d);
+  }
+  free(s);
+}
+
+static void write_file(const char* path, const char* text) {
+  FILE* f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_bad_csv(void) {
+  static const struct { const char* text; const char* want; } bad[] = {
+      {"transport,K,V_bytes,gap_ns,burst_index\nhost,1,2,3,0\n", "missing column 't_iss_ns'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,0,1024,0,0,100\n", ":2: field 'K'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,100\nhost,-4,1024,0,0,100\n", ":3: field 'K'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,abc,0,0,100\n", ":2: field 'V_bytes'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,nan\n", ":2: field 't_iss_ns'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1e300,0,0,100\n", ":2: field 'V_bytes'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,-1,0,100\n", ":2: field 'gap_ns'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,1.5,100\n", ":2: field 'burst_index'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,0\n", ":2: field 't_iss_ns'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0\n", ":2"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\n", "no data rows"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,2.5,1024,0,0,100\n", ":2: field 'K'"},
+      {"transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns\nhost,4,1024,0,0,100,200\n", ":2: field 't_iss_mean_ns'"},
+  };
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/xstage-test-fit-%d.csv", (int)getpid());
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    write_file(path, bad[i].text);
+    xs_dataset* d = (xs_dataset*)1;
+    xs_result r = xs_dataset_load(&d, path);
+    XT_CHECK_MSG(r == XS_ERR_PARSE, "case %zu: %s", i, xs_strerror(r));
+    XT_CHECK(d == NULL);
+    XT_CHECK_MSG(strstr(xs_last_error(), bad[i].want) && strstr(xs_last_error(), path),
+                 "case %zu: '%s' lacks '%s'", i, xs_last_error(), bad[i].want);
+  }
+  write_file(path, "# a comment\ntransport,K,V_bytes,gap_ns,burst_index,t_iss_ns,flavour\n"
+                   "host,4,1024,0,0,100,st.global\nhost,8,2048,10,1,200,st.global\n");
+  xs_dataset* d = NULL;
+  XT_CHECK(xs_dataset_load(&d, path) == XS_OK);
+  XT_EQ_INT(xs_dataset_size(d), 2);
+  XT_NEAR(xs_dataset_samples(d)[1].G, 10, 0);
+  XT_EQ_INT(xs_dataset_samples(d)[1].burst_index, 1);
+  /* too few rows for the parameters: a clear numeric error */
+  xs_link_profile f = XS_LINK_PROFILE_INITIALIZER;
+  XT_CHECK(xs_model_fit(&f, NULL, NULL, d, NULL) == XS_ERR_NUMERIC);
+  xs_dataset_destroy(d);
+  XT_CHECK(xs_dataset_load(&d, "/nonexistent/x.csv") == XS_ERR_IO);
+  remove(path);
+}
+
+int main(void) {
+  XT_RUN(test_fit_exact);
+  XT_RUN(test_fit_noisy);
+  XT_RUN(test_bad_csv);
+  return XT_END();
+}

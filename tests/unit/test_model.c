@@ -1,0 +1,285 @@
+/* test_model.c — the X-Stage model against independent references: limits, monotonicity,
+ * conservation, a brute-force time-stepped queue, the closed-form steady state against long
+ * event simulations, several stages, profile JSON. */
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
+static double urand(double lo, double hi) { return lo + (hi - lo) * xt_rand_uniform(&g_rng); }
+static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi))); }
+
+/* A random valid profile where backpressure is possible (r_iss(K) > R for large K). */
+static xs_link_profile random_profile(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  p.t_fixed_ns = urand(0, 2000);
+  p.r_cta = lurand(5, 200);
+  p.r_cap = lurand(200, 5000);
+  p.R = lurand(10, 500);
+  p.nq = 3;
+  p.q_k[0] = 4, p.q_k[1] = 16, p.q_k[2] = 64;
+  for (int i = 0; i < 3; i++) p.q_bytes[i] = lurand(64e3, 8e6);
+  p.unfair_mean = urand(0, 1);
+  return p;
+}
+
+/* Brute-force reference: explicit time stepping of the queue (issue while b < Q, else at R). */
+static void brute(double* T, const xs_link_profile* p, double K, const xs_burst* bs, size_t n,
+                  double dt) {
+  double r = K * p->r_cta < p->r_cap ? K * p->r_cta : p->r_cap, Q, b = 0;
+  xs_capacity(&Q, p, K);
+  for (size_t i = 0; i < n; i++) {
+    for (double t = 0; t < bs[i].gap_ns; t += dt) b = fmax(0, b - p->R * fmin(dt, bs[i].gap_ns - t));
+    double t = 0, left = bs[i].V;
+    for (double u = 0; u < p->t_fixed_ns; u += dt) {
+      double h = fmin(dt, p->t_fixed_ns - u);
+      b = fmax(0, b - p->R * h), t += h;
+    }
+    while (left > 0) {
+      double x = r * dt;
+      if (x > left) x = left;
+      if (b + x - p->R * dt > Q) x = fmax(0, Q - b + p->R * dt);
+      double h = x < r * dt ? (x == left ? x / r : dt) : dt;
+      b = fmax(0, b + x - p->R * h);
+      left -= x, t += h;
+    }
+    T[i] = t;
+  }
+}
+
+static void test_limits(void) {
+  for (int it = 0; it < 200; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128)), V = lurand(1e3, 1e8), t0, Q, closed;
+    XT_CHECK(xs_t0_iss(&t0, &p, K, V) == XS_OK);
+    xs_capacity(&Q, &p, K);
+    xs_steady s;
+    /* G -> inf: every burst is T0 unless one burst alone overflows Q */
+    XT_CHECK(xs_fluid_periodic(&s, &p, K, V, INFINITY) == XS_OK);
+    double r = fmin(K * p.r_cta, p.r_cap);
+    if (r <= p.R || V * (1 - p.R / r) <= Q) XT_NEAR(s.t_iss_ns, t0, 1e-12);
+    XT_CHECK(xs_predict_closed(&closed, &p, K, V, INFINITY) == XS_OK);
+    XT_NEAR(closed, t0, 1e-12);
+    /* V >> Q, G = 0, r > R: V/R per burst in steady state */
+    double Vb = 1e4 * Q + 1e9;
+    if (r > p.R * 1.01 && Q > p.R * p.t_fixed_ns) {
+      XT_CHECK(xs_fluid_periodic(&s, &p, K, Vb, 0) == XS_OK);
+      XT_NEAR(s.t_iss_ns, Vb / p.R, 1e-9);
+      XT_EQ_INT(s.regime, XS_REGIME_DRAIN);
+      xs_burst bs[6];
+      for (int i = 0; i < 6; i++) bs[i].V = Vb, bs[i].gap_ns = 0;
+      xs_burst_result out[6];
+      XT_CHECK(xs_fluid_simulate(out, NULL, &p, K, bs, 6) == XS_OK);
+      XT_NEAR(out[5].t_iss_ns, Vb / p.R, 1e-9);
+    }
+  }
+}
+
+static void test_monotone(void) {
+  for (int it = 0; it < 300; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128)), V = lurand(1e3, 3e7);
+    long n = (long)urand(1, 40);
+    xs_burst bs[40];
+    double prev = INFINITY;
+    for (int g = 0; g < 30; g++) { /* G grows: T_iss of every burst does not grow */
+      double G = g * g * 300.0; /* 0 .. 250 us */
+      for (long i = 0; i < n; i++) bs[i].V = V, bs[i].gap_ns = G;
+      xs_burst_result out[40];
+      xs_fluid_simulate(out, NULL, &p, K, bs, (size_t)n);
+      xs_steady s;
+      xs_fluid_periodic(&s, &p, K, V, G);
+      XT_CHECK(out[n - 1].t_iss_ns <= prev * (1 + 1e-12));
+      prev = out[n - 1].t_iss_ns;
+      XT_CHECK(s.t_iss_ns >= out[n - 1].t_iss_ns * (1 - 1e-12)); /* bursts climb to steady */
+    }
+    double G = lurand(1, 1e6), pv = 0;
+    for (int v = 1; v <= 30; v++) { /* V grows: T_iss does not shrink */
+      xs_steady s;
+      xs_fluid_periodic(&s, &p, K, V * v / 10.0, G);
+      XT_CHECK(s.t_iss_ns >= pv * (1 - 1e-12));
+      pv = s.t_iss_ns;
+    }
+  }
+}
+
+static void test_conservation_and_brute(void) {
+  for (int it = 0; it < 40; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128));
+    xs_burst bs[6];
+    for (int i = 0; i < 6; i++) bs[i].V = lurand(1e4, 2e6), bs[i].gap_ns = urand(0, 1) < 0.3 ? 0 : lurand(10, 3e4);
+    xs_burst_result out[6];
+    xs_fluid_summary sum;
+    XT_CHECK(xs_fluid_simulate(out, &sum, &p, K, bs, 6) == XS_OK);
+    double issued = 0, Q;
+    xs_capacity(&Q, &p, K);
+    for (int i = 0; i < 6; i++) {
+      issued += bs[i].V;
+      XT_NEAR(out[i].issued, issued, 1e-12);
+      XT_NEAR(out[i].issued, out[i].drained + out[i].backlog_end, 1e-9);
+      XT_CHECK(out[i].backlog_end <= Q * (1 + 1e-12) && out[i].backlog_end >= 0);
+      double t0;
+      xs_t0_iss(&t0, &p, K, bs[i].V);
+      XT_NEAR(out[i].t_iss_ns, t0 + out[i].stall_ns, 1e-12);
+      XT_CHECK(out[i].t_iss_mean_ns >= t0 * (1 - 1e-12) && out[i].t_iss_mean_ns <= out[i].t_iss_ns * (1 + 1e-12));
+    }
+    double T[6], tot = 0;
+    for (int i = 0; i < 6; i++) tot += out[i].t_iss_ns + bs[i].gap_ns;
+    brute(T, &p, K, bs, 6, tot / 4e5);
+    for (int i = 0; i < 6; i++) XT_NEAR(out[i].t_iss_ns, T[i], 2e-2);
+  }
+}
+
+static void test_steady_vs_simulation(void) {
+  for (int it = 0; it < 300; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128)), V = lurand(1e3, 2e7), G = urand(0, 1) < 0.2 ? 0 : lurand(1, 2e5);
+    xs_steady s;
+    XT_CHECK(xs_fluid_periodic(&s, &p, K, V, G) == XS_OK);
+    XT_CHECK(s.closed_form == 1);
+    if (s.bursts_to_steady > 100000) continue;
+    size_t n = (size_t)s.bursts_to_steady + 400;
+    xs_burst* bs = malloc(n * sizeof *bs);
+    xs_burst_result* out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++) bs[i].V = V, bs[i].gap_ns = G;
+    xs_fluid_simulate(out, NULL, &p, K, bs, n);
+    XT_NEAR(out[0].t_iss_ns, s.t_iss_first_ns, 1e-12);
+    XT_NEAR(out[n - 1].t_iss_ns, s.t_iss_ns, 1e-6);
+    XT_NEAR(out[s.bursts_to_steady].t_iss_ns, s.t_iss_ns, 1.001e-3);
+    if (s.bursts_to_steady > 0)
+      XT_CHECK(fabs(out[s.bursts_to_steady - 1].t_iss_ns - s.t_iss_ns) > 0.999e-3 * s.t_iss_ns);
+    /* the regime in words matches the numbers */
+    double t0;
+    xs_t0_iss(&t0, &p, K, V);
+    if (s.regime == XS_REGIME_FREE) XT_NEAR(s.t_iss_ns, t0, 1e-12);
+    if (s.regime == XS_REGIME_DRAIN) XT_NEAR(s.t_iss_ns, V / p.R - G, 1e-9);
+    if (s.regime == XS_REGIME_CAPACITY) {
+      XT_CHECK(s.t_iss_first_ns > t0);
+      XT_NEAR(s.t_iss_ns, s.t_iss_first_ns, 1e-9);
+    }
+    free(bs);
+    free(out);
+  }
+}
+
+static void test_multi(void) {
+  for (int it = 0; it < 100; it++) {
+    xs_link_profile p = random_profile();
+    p.nq = 1;
+    double K = floor(lurand(1, 128));
+    double V[8], gap[8], T1[8], T2[8];
+    xs_burst bs[8];
+    for (int i = 0; i < 8; i++) {
+      V[i] = lurand(1e4, 4e6), gap[i] = urand(0, 1) < 0.3 ? 0 : lurand(10, 3e4);
+      bs[i].V = V[i], bs[i].gap_ns = gap[i];
+    }
+    const xs_link_profile* one[1] = {&p};
+    XT_CHECK(xs_fluid_simulate_multi(T1, one, 1, K, V, gap, 8) == XS_OK);
+    xs_burst_result out[8];
+    xs_fluid_simulate(out, NULL, &p, K, bs, 8);
+    for (int i = 0; i < 8; i++) XT_NEAR(T1[i], out[i].t_iss_ns, 1e-9);
+    /* two equal stages with half the bytes each == one stage with 2Q and 2R */
+    xs_link_profile dbl = p;
+    dbl.R *= 2, dbl.q_bytes[0] *= 2;
+    const xs_link_profile* two[2] = {&p, &p};
+    double V2[16];
+    for (int i = 0; i < 8; i++) V2[2 * i] = V2[2 * i + 1] = V[i] / 2;
+    XT_CHECK(xs_fluid_simulate_multi(T2, two, 2, K, V2, gap, 8) == XS_OK);
+    xs_fluid_simulate(out, NULL, &dbl, K, bs, 8);
+    for (int i = 0; i < 8; i++) XT_NEAR(T2[i], out[i].t_iss_ns, 1e-9);
+  }
+  /* a full slow stage only takes its drain rate; the fast one gets the rest */
+  xs_link_profile slow = XS_LINK_PROFILE_INITIALIZER, fast = XS_LINK_PROFILE_INITIALIZER;
+  slow.t_fixed_ns = fast.t_fixed_ns = 0;
+  slow.r_cta = 100, slow.r_cap = 100, slow.R = 10, slow.q_bytes[0] = 0;
+  fast.r_cta = 100, fast.r_cap = 100, fast.R = 1000, fast.q_bytes[0] = 1e9;
+  const xs_link_profile* st[2] = {&slow, &fast};
+  double V[2] = {1000, 9000}, g = 0, T;
+  XT_CHECK(xs_fluid_simulate_multi(&T, st, 2, 1, V, &g, 1) == XS_OK);
+  /* slow takes 10 B/ns -> 100 ns for its 1000 B; fast gets 90 B/ns for 100 ns (9000 B) */
+  XT_NEAR(T, 100.0, 1e-9);
+}
+
+static void test_profiles_json(void) {
+  const char* const* names = xs_profile_default_names();
+  int n = 0;
+  for (; names[n]; n++) {
+    xs_link_profile p, q;
+    XT_CHECK(xs_profile_default(&p, names[n]) == XS_OK);
+    XT_CHECK(xs_profile_validate(&p) == XS_OK);
+    XT_EQ_INT(p.calibrated, 0);
+    char* js = NULL;
+    XT_CHECK(xs_profile_to_json(&js, &p) == XS_OK);
+    XT_CHECK(xs_profile_from_json(&q, js, strlen(js), "x.json") == XS_OK);
+    XT_CHECK(memcmp(&p, &q, sizeof p) == 0);
+    free(js);
+  }
+  XT_EQ_INT(n, 3);
+  /* the host profile reproduces the anchors it was derived from */
+  xs_link_profile h;
+  xs_profile_default(&h, "h200-host");
+  double t;
+  xs_t0_iss(&t, &h, 16, 1048576);
+  XT_NEAR(t, 1200, 0.01);
+  xs_steady s;
+  xs_fluid_periodic(&s, &h, 16, 1048576, 0);
+  XT_CHECK(s.t_iss_ns > 20000 && s.t_iss_ns < 28000);
+  xs_fluid_periodic(&s, &h, 16, 1048576, 20000);
+  XT_NEAR(s.t_iss_ns, 1200, 0.01);
+  xs_fluid_periodic(&s, &h, 32, 4194304, INFINITY);
+  XT_NEAR(s.t_iss_first_ns, 67000, 1e-6);
+  XT_NEAR(s.t_iss_mean_ns, 35000, 0.01);
+  xs_profile_default(&h, "h200-hbm");
+  xs_fluid_periodic(&s, &h, 132, 64e6, 0);
+  XT_EQ_INT(s.regime, XS_REGIME_FREE);
+  XT_CHECK(xs_profile_default(&h, "nope") == XS_ERR_INVALID_ARG);
+  XT_CHECK(strstr(xs_last_error(), "h200-host") != NULL);
+  /* random profiles round-trip exactly through a file */
+  xs_link_profile p = random_profile(), q;
+  snprintf(p.method, sizeof p.method, "quote \" backslash \\ tab \t é");
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/xstage-test-model-%d.json", (int)getpid());
+  XT_CHECK(xs_profile_write(&p, path) == XS_OK);
+  XT_CHECK(xs_profile_read(&q, path) == XS_OK);
+  XT_CHECK(memcmp(&p, &q, sizeof p) == 0);
+  remove(path);
+}
+
+static void test_bad_json(void) {
+  static const struct { const char* text; const char* want; } bad[] = {
+      {"{", "bad.json:1"},
+      {"[1,2]", "must be a JSON object"},
+      {"{\"format\":\"other\",\"version\":1}", "'format'"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":2}", "'version'"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":1,\n\"t_fixed_ns\":1,\"r_cta\":1,\"r_cap\":1,\"R\":1,\n\"q_k\":[1],\"q_bytes\":[1,2]}", "'q_k' has 1"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":1,\"t_fixed_ns\":1,\"r_cta\":1,\"r_cap\":1,\n\"q_k\":[1],\"q_bytes\":[1]}", "'R'"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":1,\"t_fixed_ns\":1,\"r_cta\":1,\"r_cap\":1,\n\n\"R\":-5,\"q_k\":[1],\"q_bytes\":[1]}", "bad.json:3: profile: field 'R'"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":1,\"t_fixed_ns\":1,\"r_cta\":1,\"r_cap\":1,\"R\":1,\n\"q_k\":[4,2],\"q_bytes\":[1,1]}", "q_k[1]"},
+      {"{\"format\":\"xstage-link-profile\",\"version\":1,\"t_fixed_ns\":1,\"r_cta\":1,\"r_cap\":1,\"R\":1,\"q_k\":[1],\"q_bytes\":[1],\"calibrated\":3}", "'calibrated'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    xs_link_profile p;
+    xs_result r = xs_profile_from_json(&p, bad[i].text, strlen(bad[i].text), "bad.json");
+    XT_CHECK_MSG(r == XS_ERR_PARSE, "case %zu: %s", i, xs_strerror(r));
+    XT_CHECK_MSG(strstr(xs_last_error(), bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i,
+                 xs_last_error(), bad[i].want);
+  }
+  xs_link_profile p;
+  XT_CHECK(xs_profile_read(&p, "/nonexistent/dir/p.json") == XS_ERR_IO);
+}
+
+int main(void) {
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  XT_RUN(test_multi);
+  XT_RUN(test_profiles_json);
+  XT_RUN(test_bad_json);
+  return XT_END();
+}

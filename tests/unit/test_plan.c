@@ -1,0 +1,172 @@
+/* test_plan.c — the planner against the model it inverts: the smallest free gap gives zero
+ * stall and 1 ns less stalls; the largest burst likewise; a feasible split simulates without
+ * stall and one burst fewer stalls; fusion predictions against a direct simulation. */
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long long g_rng = 0xDEADBEEFCAFEF00Dull;
+static double urand(double lo, double hi) { return lo + (hi - lo) * xt_rand_uniform(&g_rng); }
+static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi))); }
+
+static xs_link_profile random_profile(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  p.t_fixed_ns = urand(0, 2000);
+  p.r_cta = lurand(5, 200);
+  p.r_cap = lurand(200, 5000);
+  p.R = lurand(10, 500);
+  p.nq = 2;
+  p.q_k[0] = 8, p.q_k[1] = 64;
+  p.q_bytes[0] = lurand(64e3, 8e6), p.q_bytes[1] = lurand(64e3, 8e6);
+  p.unfair_mean = urand(0, 1);
+  return p;
+}
+
+/* Total stall of n equal bursts (V, G) from idle by event simulation. */
+static double sim_stall(const xs_link_profile* p, double K, double V, double G, size_t n) {
+  xs_burst* bs = malloc(n * sizeof *bs);
+  for (size_t i = 0; i < n; i++) bs[i].V = V, bs[i].gap_ns = G;
+  xs_fluid_summary s;
+  xs_fluid_simulate(NULL, &s, p, K, bs, n);
+  free(bs);
+  return s.total_stall_ns;
+}
+
+static void test_min_free_gap(void) {
+  int tested = 0, infinite = 0;
+  for (int it = 0; it < 500; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128)), V = lurand(1e3, 4e6), G;
+    XT_CHECK(xs_plan_min_free_gap(&G, &p, K, V) == XS_OK);
+    xs_steady s;
+    if (!isfinite(G)) { /* no gap helps: one burst from idle already overflows */
+      infinite++;
+      XT_CHECK(xs_fluid_periodic(&s, &p, K, V, 1e15) == XS_OK);
+      XT_CHECK(s.stall_ns > 0 && s.t_iss_first_ns > s.t_iss_ns * 0.999999);
+      continue;
+    }
+    XT_CHECK(xs_fluid_periodic(&s, &p, K, V, G) == XS_OK);
+    XT_CHECK_MSG(s.stall_ns == 0.0, "stall %g at the min gap %g", s.stall_ns, G);
+    XT_CHECK(sim_stall(&p, K, V, G, 3000) == 0.0);
+    double closed;
+    xs_predict_closed(&closed, &p, K, V, G);
+    if (G >= 1.0) {
+      tested++;
+      XT_CHECK(xs_fluid_periodic(&s, &p, K, V, G - 1.0) == XS_OK);
+      XT_CHECK_MSG(s.stall_ns > 0.0, "no stall 1 ns below the min gap %g", G);
+      /* the event simulation stalls too once the backlog has climbed to its fixed point */
+      double r = fmin(K * p.r_cta, p.r_cap), Q, g1 = G - 1.0;
+      xs_capacity(&Q, &p, K);
+      double a = V * (1 - p.R / r), c = fmax(0, fmin(Q, a) - p.R * g1);
+      double nsat = ceil((Q - p.R * g1 - c) / (a - p.R * (p.t_fixed_ns + g1))) + 2;
+      if (nsat < 2e5) XT_CHECK(sim_stall(&p, K, V, g1, (size_t)nsat) > 0.0);
+    }
+  }
+  XT_CHECK(tested > 100 && infinite > 10);
+}
+
+static void test_max_burst(void) {
+  for (int it = 0; it < 500; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(1, 128)), G = urand(0, 1) < 0.1 ? 0 : lurand(10, 1e6), V;
+    XT_CHECK(xs_plan_max_burst(&V, &p, K, G) == XS_OK);
+    xs_steady s;
+    if (!isfinite(V)) { /* r_iss <= R: nothing ever backs up */
+      XT_CHECK(xs_fluid_periodic(&s, &p, K, 1e12, G) == XS_OK && s.stall_ns == 0.0);
+      continue;
+    }
+    XT_CHECK(xs_fluid_periodic(&s, &p, K, V, G) == XS_OK && s.stall_ns == 0.0);
+    XT_CHECK(xs_fluid_periodic(&s, &p, K, V * (1 + 1e-9) + 1, G) == XS_OK && s.stall_ns > 0.0);
+    double G2; /* the two inverses agree */
+    xs_plan_min_free_gap(&G2, &p, K, V);
+    XT_CHECK_MSG(G2 <= G * (1 + 1e-9) + 1e-6, "V %g G %g min gap %g", V, G, G2);
+  }
+}
+
+static void test_split(void) {
+  int feas = 0, infeas = 0;
+  for (int it = 0; it < 300; it++) {
+    xs_link_profile p = random_profile();
+    double K = floor(lurand(8, 128)), V = lurand(1e5, 5e7), W = lurand(1e3, 2e6);
+    xs_split_plan sp;
+    XT_CHECK(xs_plan_split(&sp, &p, K, V, W) == XS_OK);
+    XT_CHECK(sp.nbursts >= 1);
+    XT_NEAR(sp.burst_bytes * (double)sp.nbursts, V, 1e-12);
+    XT_NEAR(sp.gap_ns * (double)sp.nbursts, W, 1e-12);
+    double st = sim_stall(&p, K, sp.burst_bytes, sp.gap_ns, (size_t)sp.nbursts);
+    XT_NEAR(st, sp.stall_ns, 1e-9);
+    if (sp.feasible) {
+      feas++;
+      XT_CHECK(st == 0.0);
+      if (sp.nbursts > 1) /* fewest: one burst fewer stalls */
+        XT_CHECK(sim_stall(&p, K, V / (double)(sp.nbursts - 1), W / (double)(sp.nbursts - 1),
+                           (size_t)sp.nbursts - 1) > 0.0);
+    } else {
+      infeas++;
+      XT_CHECK(st > 0.0);
+    }
+  }
+  XT_CHECK(feas > 50);
+}
+
+static void test_fusion(void) {
+  const xs_workload* cat;
+  size_t n;
+  XT_CHECK(xs_catalogue(&cat, &n) == XS_OK);
+  XT_CHECK(n >= 9);
+  int moe = 0, uly = 0;
+  for (size_t i = 0; i < n; i++) {
+    moe += strcmp(cat[i].kind, "moe") == 0;
+    uly += strcmp(cat[i].kind, "ulysses") == 0;
+    XT_CHECK(cat[i].note[0] != '\0');
+  }
+  XT_CHECK(moe >= 4 && uly >= 5);
+  const char* names[2] = {"h200-host", "h200-nvlink"};
+  for (int pi = 0; pi < 2; pi++) {
+    xs_link_profile p;
+    xs_profile_default(&p, names[pi]);
+    for (size_t i = 0; i < n; i++) {
+      const xs_workload* w = &cat[i];
+      xs_fusion_prediction f;
+      XT_CHECK(xs_predict_fusion(&f, &p, w) == XS_OK);
+      /* against a direct event simulation of the aggregate issuer */
+      size_t nt = (size_t)w->tiles_per_producer;
+      xs_burst* bs = malloc(nt * sizeof *bs);
+      xs_burst_result* r = malloc(nt * sizeof *r);
+      for (size_t t = 0; t < nt; t++) bs[t].V = w->K * w->bytes_per_tile, bs[t].gap_ns = w->compute_ns_per_tile;
+      xs_fluid_summary s;
+      xs_fluid_simulate(r, &s, &p, w->K, bs, nt);
+      double mean = 0;
+      for (size_t t = 0; t < nt; t++) mean += bs[t].gap_ns + r[t].t_iss_mean_ns;
+      XT_NEAR(f.fused_ns, s.total_ns, 1e-12);
+      XT_NEAR(f.fused_mean_ns, mean, 1e-12);
+      XT_EQ_INT(f.first_stall_tile, s.first_stall);
+      XT_NEAR(f.compute_ns, nt * w->compute_ns_per_tile, 1e-12);
+      XT_NEAR(f.serial_ns, f.compute_ns + f.total_bytes / p.R, 1e-12);
+      XT_CHECK(f.fused_mean_ns <= f.fused_ns * (1 + 1e-12) && f.fused_ns >= f.compute_ns);
+      free(bs);
+      free(r);
+    }
+  }
+  /* a workload with no gap cannot beat sending the bytes at R */
+  xs_link_profile h;
+  xs_profile_default(&h, "h200-host");
+  xs_workload w = XS_WORKLOAD_INITIALIZER;
+  w.K = 32, w.bytes_per_tile = 131072, w.compute_ns_per_tile = 0, w.tiles_per_producer = 50;
+  xs_fusion_prediction f;
+  XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
+  XT_CHECK(f.fused_ns >= f.total_bytes / h.R - h.q_bytes[1] / h.R);
+  XT_EQ_INT(f.regime, XS_REGIME_DRAIN);
+  w.size = 0;
+  XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_ERR_INVALID_ARG);
+}
+
+int main(void) {
+  XT_RUN(test_min_free_gap);
+  XT_RUN(test_max_burst);
+  XT_RUN(test_split);
+  XT_RUN(test_fusion);
+  return XT_END();
+}
