@@ -1,4 +1,155 @@
-/* xstage/gemm.h — placeholder until its issue lands. */
+/* xstage/gemm.h — Hopper bf16 GEMM engine: dense and grouped (MoE) GEMM whose tile loop and
+ * epilogue belong to xstage (host side, plain C11). How it works: docs/gemm.md.
+ *
+ * Layout (all row-major, bf16 inputs, fp32 accumulation, bf16 output):
+ *   C[M, N] = A[M, K] * B[N, K]^T      A: activations, B: weights stored K-major ([out, in]).
+ * Grouped layouts (E experts, weights B[E, N, K]):
+ *   XS_GEMM_GROUPED_CONTIG  A[M, K], C[M, N] hold the experts' rows back to back; expert e owns
+ *                           rows [m_offsets[e], m_offsets[e+1]); every m_offsets[e] is a
+ *                           multiple of XS_GEMM_GROUP_ALIGN (xs_gemm_contig_layout builds them).
+ *                           Padding rows are computed like any row (zero A's padding rows to
+ *                           get zeros); rows at or past m_offsets[E] are not touched.
+ *   XS_GEMM_GROUPED_MASKED  A[E, M, K], C[E, M, N]: a fixed buffer of M rows per expert, of
+ *                           which the first m_counts[e] (device memory, read by the kernel, so
+ *                           the launch can be captured in a CUDA graph) are valid. Rows at or
+ *                           past m_counts[e] rounded up to the tile height are not touched;
+ *                           rows between m_counts[e] and that bound are unspecified.
+ * SiLU*mul (XS_GEMM_ACT_SILU_MUL, the MoE gate/up projection): B holds [W_gate; W_up] (N = 2I
+ * rows: gate rows 0..I-1, up rows I..2I-1) and C is [.., I] = silu(A W_gate^T) * (A W_up^T).
+ *
+ * Tiles: the output is cut into tiles of tile_m x tile_n (xs_gemm_tiles says which). Tile index
+ *   t = (g * m_blocks + mb) * n_blocks + nb     (g: expert for MASKED, else 0)
+ * covers output rows [mb*tile_m, +tile_m) of group g and output columns [nb*tile_n, +tile_n).
+ * Tile indices name per-tile flags, destination-map entries and caller-supplied tile orders.
+ */
 #ifndef XSTAGE_GEMM_H
 #define XSTAGE_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xstage/xstage.h"
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+/* Expert segments of the contiguous layout start at multiples of this many rows. */
+#define XS_GEMM_GROUP_ALIGN 128
+
+typedef enum xs_gemm_layout {
+  XS_GEMM_DENSE = 0,
+  XS_GEMM_GROUPED_CONTIG = 1,
+  XS_GEMM_GROUPED_MASKED = 2,
+} xs_gemm_layout;
+
+/* Kernel versions (src/kernels/gemm/README.md). AUTO picks the fastest that supports the
+ * problem; an explicit version that cannot run the problem returns XS_ERR_UNSUPPORTED. */
+typedef enum xs_gemm_version {
+  XS_GEMM_AUTO = 0,
+  XS_GEMM_V1 = 1, /* SIMT tiles 64x64, any shape and alignment (the simple reference path) */
+  XS_GEMM_V2 = 2, /* Hopper: TMA ring + wgmma, tiles 128x128 (needs K, N % 8 == 0) */
+  XS_GEMM_V3 = 3, /* Hopper: the same with tiles 128x256 */
+} xs_gemm_version;
+
+/* Where the epilogue puts a finished tile. */
+typedef enum xs_gemm_store {
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3) */
+  XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
+} xs_gemm_store;
+
+typedef enum xs_gemm_act {
+  XS_GEMM_ACT_NONE = 0,
+  XS_GEMM_ACT_SILU_MUL = 1, /* C = silu(gate) * up, see the header comment */
+} xs_gemm_act;
+
+/* One destination-map entry: where tile t goes. Element (r, c) of the tile (tile-relative,
+ * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
+ * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
+typedef struct xs_gemm_tile_dst {
+  void* base; /* bf16 elements; 16-byte aligned for v2/v3 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2/v3 */
+} xs_gemm_tile_dst;
+
+/* The epilogue hook, passed by value down to the kernel. */
+typedef struct xs_gemm_epilogue {
+  xs_gemm_store store;
+  xs_gemm_act act;
+  const xs_gemm_tile_dst* dst_map; /* STORE_MAP: device array, one entry per tile index */
+  uint32_t* tile_flags; /* device array, one word per tile index, or NULL. After all of a tile's
+                           stores are performed, the kernel adds 1 with a release at system
+                           scope (red.release.sys.add): a reader that acquires the flag sees
+                           the tile. */
+} xs_gemm_epilogue;
+#define XS_GEMM_EPILOGUE_INITIALIZER                                                               \
+  { XS_GEMM_STORE_LOCAL, XS_GEMM_ACT_NONE, NULL, NULL }
+
+typedef enum xs_gemm_order {
+  XS_GEMM_ORDER_RASTER_M = 0, /* bands of `swizzle` m-blocks; inside a band, m varies fastest */
+  XS_GEMM_ORDER_RASTER_N = 1, /* bands of `swizzle` n-blocks; inside a band, n varies fastest */
+  XS_GEMM_ORDER_LIST = 2,     /* the caller's list of tile indices, in order */
+} xs_gemm_order;
+
+/* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order. */
+typedef struct xs_gemm_schedule {
+  xs_gemm_order order;
+  int swizzle;          /* raster band width in tiles, 1..64 (0: 8) */
+  const int32_t* tiles; /* ORDER_LIST: device array of tile indices (each in [0, count)) */
+  int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
+  int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM) */
+} xs_gemm_schedule;
+#define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
+  { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0 }
+
+/* One GEMM call. Device pointers; all buffers bf16 unless stated. */
+typedef struct xs_gemm_args {
+  size_t size; /* sizeof(xs_gemm_args) */
+  xs_gemm_layout layout;
+  xs_gemm_version version;
+  int M;       /* DENSE/CONTIG: rows of A and C; MASKED: rows per expert */
+  int N;       /* rows of B per expert (2I with SILU_MUL) */
+  int K;       /* >= 1 */
+  int experts; /* grouped: E >= 1; DENSE: ignored */
+  const void* A;
+  const void* B;
+  void* C;                  /* may be NULL with STORE_MAP */
+  const int32_t* m_offsets; /* CONTIG: device, E + 1 entries */
+  const int32_t* m_counts;  /* MASKED: device, E entries, each in [0, M] */
+} xs_gemm_args;
+#define XS_GEMM_ARGS_INITIALIZER                                                                   \
+  { sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL }
+
+/* The tiling a call will use (after AUTO is resolved). */
+typedef struct xs_gemm_tiling {
+  xs_gemm_version version;
+  int tile_m, tile_n; /* output tile, rows x columns */
+  int groups;         /* E for MASKED, else 1 */
+  int m_blocks;       /* per group */
+  int n_blocks;
+  int count; /* groups * m_blocks * n_blocks: the size of flag and map arrays */
+} xs_gemm_tiling;
+
+/* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
+ * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2/v3 query
+ * the device (XS_ERR_NO_DEVICE without one). */
+xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
+
+/* Enqueue C = A * B^T (with the epilogue and tile order given) on `stream` (a cudaStream_t,
+ * NULL: the default stream). Returns at once; errors from the launch itself are reported, errors
+ * during execution surface at the next synchronizing call. M == 0 (or all-empty experts) does
+ * nothing. The call may be captured in a CUDA graph (MASKED reads its counts on the device).
+ * Not thread-safe against concurrent first calls (it caches device attributes). */
+xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_schedule sched,
+                      void* stream);
+
+/* Host-side helper for the contiguous layout: offsets[0] = 0 and offsets[e+1] = offsets[e] +
+ * counts[e] rounded up to XS_GEMM_GROUP_ALIGN (an empty expert takes no rows). `offsets` has
+ * experts + 1 entries. XS_ERR_INVALID_ARG on NULL, experts < 1, a negative count or int
+ * overflow. Pure C: works in any build. */
+xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XSTAGE_GEMM_H */

@@ -1,4 +1,4 @@
-/* xstage/ptx.cuh — the one PTX wrapper header: every inline PTX in xstage lives in ptx/*.cuh.
+/* xstage/ptx.cuh — the one PTX wrapper header: every inline PTX in xstage lives under ptx/.
  *   ptx/memory.cuh   stores/loads with scopes, flags, fences, timers, bulk stores
  *   ptx/hopper.cuh   mbarrier, TMA tensor loads/stores, wgmma, setmaxnreg (sm_90a)
  *   ptx/attn.cuh     extra wgmma shapes/variants used by the attention kernel

@@ -1,9 +1,201 @@
-/* bench_gemm.c — `xstage bench gemm` (placeholder until its issue lands). */
+/* bench_gemm.c — `xstage bench gemm`: every GEMM version beside cuBLAS, same run, validated
+ * first (src/kernels/gemm/bench.h does the GPU work; this file parses, loops and prints).
+ *
+ *   xstage bench gemm                         the issue's dense shapes (+ hook overhead)
+ *   xstage bench gemm --M 4096 --N 4096 --K 4096
+ *   xstage bench gemm --grouped               MoE sweep: DeepSeek-V3 / Qwen3-235B experts
+ *   xstage bench gemm --grouped --quick       a short grouped set (scripts/gpu/gemm.sh)
+ *   xstage bench gemm --grouped --N 4096 --K 7168 --silu --experts 64 --tokens 128 --skew zipf
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "kernels/gemm/bench.h"
+
+#define MAX_ROWS 12
+
+typedef struct summary_line {
+  char name[96];
+  double base, best, ratio, loop_ratio;
+  char best_name[40];
+  int valid; /* every checked row of ours passed */
+} summary_line;
+
+static int row_ok(const xsg_bench_row* r) {
+  return r->status == XS_OK && (isnan(r->rel_err) || (r->wrong == 0 && r->rel_err < 1e-2));
+}
+
+static void print_case(const char* title, const char* detail, const xsg_bench_row* rows, int n,
+                       int json, int* first_json) {
+  if (json) {
+    for (int i = 0; i < n; i++) {
+      const xsg_bench_row* r = &rows[i];
+      printf("%s  {\"case\": \"%s\", \"kernel\": \"%s\", \"ms\": %.5f, \"tflops\": %.2f, "
+             "\"ratio\": %.4f, \"rel_err\": %.3e, \"wrong\": %lld, \"status\": \"%s\"}",
+             *first_json ? "" : ",\n", title, r->name, isnan(r->ms) ? -1.0 : r->ms, r->tflops,
+             r->ratio, isnan(r->rel_err) ? -1.0 : r->rel_err, r->wrong,
+             r->status == XS_OK ? "ok" : xs_strerror((xs_result)r->status));
+      *first_json = 0;
+    }
+    return;
+  }
+  printf("# %s\n", title);
+  if (detail && detail[0]) printf("#   %s\n", detail);
+  printf("  %-26s %10s %9s %8s %10s %8s  %s\n", "kernel", "ms", "TFLOP/s", "ratio", "rel_err",
+         "#wrong", "status");
+  for (int i = 0; i < n; i++) {
+    const xsg_bench_row* r = &rows[i];
+    char err[16];
+    if (isnan(r->rel_err))
+      snprintf(err, sizeof err, "-");
+    else
+      snprintf(err, sizeof err, "%.2e", r->rel_err);
+    printf("  %-26s %10.4f %9.1f %8.3f %10s %8lld  %s%s\n", r->name, r->ms, r->tflops, r->ratio,
+           err, r->wrong, r->status == XS_OK ? "ok" : xs_strerror((xs_result)r->status),
+           row_ok(r) ? "" : "  <-- FAILED");
+  }
+  fflush(stdout);
+}
+
+static int run_case(const xsg_bench_case* c, const char* title, int json, int* first_json,
+                    summary_line* s) {
+  xsg_bench_row rows[MAX_ROWS];
+  int n = 0;
+  char detail[160];
+  xs_result res = xsg_bench_run(rows, MAX_ROWS, &n, detail, sizeof detail, c);
+  print_case(title, detail, rows, n, json, first_json);
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "%s", title);
+  if (res != XS_OK) {
+    fprintf(stderr, "xstage bench gemm: %s: %s: %s\n", title, xs_strerror(res), xs_last_error());
+    return 1;
+  }
+  s->valid = 1;
+  s->base = n > 0 ? rows[0].tflops : 0;
+  double loop = 0;
+  for (int i = 0; i < n; i++) {
+    const xsg_bench_row* r = &rows[i];
+    if (strncmp(r->name, "cublas", 6) == 0) {
+      if (strstr(r->name, "loop")) loop = r->tflops;
+      continue;
+    }
+    if (!row_ok(r) && r->status != XS_ERR_UNSUPPORTED) s->valid = 0;
+    if (r->status == XS_OK && !strstr(r->name, "hook") && r->tflops > s->best) {
+      s->best = r->tflops;
+      snprintf(s->best_name, sizeof s->best_name, "%.39s", r->name);
+    }
+  }
+  s->ratio = s->base > 0 ? s->best / s->base : 0;
+  s->loop_ratio = loop > 0 ? s->best / loop : NAN;
+  return s->valid ? 0 : 1;
+}
+
+/* The grouped sweep: (name, N, K, SiLU*mul) per projection. */
+typedef struct proj {
+  const char* name;
+  int N, K, silu;
+} proj;
+static const proj g_projs[] = {
+    {"DeepSeek-V3 gate/up 7168->2x2048", 4096, 7168, 1},
+    {"DeepSeek-V3 down 2048->7168", 7168, 2048, 0},
+    {"Qwen3-235B gate/up 4096->2x1536", 3072, 4096, 1},
+    {"Qwen3-235B down 1536->4096", 4096, 1536, 0},
+};
 
 int cli_bench_gemm(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "xstage bench gemm: not available in this build yet\n");
-  return 1;
+  static cli_opt opts[] = {
+      {"M", "M", "dense rows (with --N and --K: one shape instead of the defaults)", NULL},
+      {"N", "N", "output columns (grouped: rows of each expert's weights, 2I with --silu)", NULL},
+      {"K", "K", "reduction length", NULL},
+      {"grouped", NULL, "grouped (MoE) GEMMs instead of dense", NULL},
+      {"experts", "E", "grouped: experts (with --tokens: one case)", NULL},
+      {"tokens", "T", "grouped: mean tokens per expert", NULL},
+      {"skew", "KIND", "grouped: balanced (default) or zipf", NULL},
+      {"silu", NULL, "grouped: SiLU*mul epilogue (gate/up projection)", NULL},
+      {"quick", NULL, "grouped: a short sweep (8 cases)", NULL},
+      {"all", NULL, "dense defaults, then the grouped sweep", NULL},
+      {"reps", "R", "timed repetitions per row (default: ~40 ms worth, 3..20)", NULL},
+      {"json", NULL, "print JSON rows instead of tables", NULL},
+  };
+  cli_cmd c =
+      CLI_CMD("bench gemm", "bf16 GEMM versions vs cuBLAS (dense, grouped MoE)", "", opts, 0, 0);
+  int rc = cli_parse(&c, argc, argv);
+  if (rc >= 0) return rc;
+  long M, N, K, E, T, reps;
+  if (cli_get_long(&c, "M", 0, 1, 1 << 20, &M) || cli_get_long(&c, "N", 0, 1, 1 << 20, &N) ||
+      cli_get_long(&c, "K", 0, 1, 1 << 20, &K) || cli_get_long(&c, "experts", 0, 1, 1024, &E) ||
+      cli_get_long(&c, "tokens", 0, 1, 1 << 20, &T) || cli_get_long(&c, "reps", 0, 1, 20, &reps))
+    return 2;
+  const char* skew = cli_get_str(&c, "skew", "balanced");
+  if (strcmp(skew, "balanced") && strcmp(skew, "zipf"))
+    return cli_error(&c, "--skew must be balanced or zipf (got '%s')", skew);
+  const int grouped = cli_flag(&c, "grouped"), json = cli_flag(&c, "json");
+  const int all = cli_flag(&c, "all"), quick = cli_flag(&c, "quick");
+  char gpu[128];
+  if (!cli_have_gpu(gpu, sizeof gpu)) {
+    fprintf(stderr, "xstage bench gemm: no usable CUDA GPU in this build/machine\n");
+    return 1;
+  }
+  if (!json) printf("# xstage bench gemm on %s; ratio = TFLOP/s / first row (cuBLAS)\n", gpu);
+  if (json) printf("[\n");
+
+  summary_line sum[64];
+  int ns = 0, fails = 0, first_json = 1;
+  char title[96];
+  xsg_bench_case bc;
+  if (!grouped || all) {
+    static const int shapes[][3] = {
+        {8192, 8192, 8192}, {4096, 28672, 8192}, {2048, 3072, 4096}, {512, 7168, 2048}};
+    const int one = M && N && K && !grouped;
+    for (int i = 0; i < (one ? 1 : 4); i++) {
+      memset(&bc, 0, sizeof bc);
+      bc.M = one ? (int)M : shapes[i][0];
+      bc.N = one ? (int)N : shapes[i][1];
+      bc.K = one ? (int)K : shapes[i][2];
+      bc.hook = 1;
+      bc.reps = (int)reps;
+      snprintf(title, sizeof title, "dense %dx%dx%d", bc.M, bc.N, bc.K);
+      fails += run_case(&bc, title, json, &first_json, &sum[ns++]);
+    }
+  }
+  if (grouped || all) {
+    const int one = E && T;
+    static const int full_e[] = {8, 64}, full_t[] = {16, 128, 512};
+    for (int pi = 0; pi < 4 && ns < 60; pi++) {
+      const proj* pj = &g_projs[pi];
+      if (one && pi > 0) break;
+      for (int cfg = 0; cfg < (one ? 1 : quick ? 2 : 12); cfg++) {
+        memset(&bc, 0, sizeof bc);
+        bc.grouped = 1;
+        bc.N = one && N ? (int)N : pj->N;
+        bc.K = one && K ? (int)K : pj->K;
+        bc.silu = one ? cli_flag(&c, "silu") : pj->silu;
+        bc.reps = (int)reps;
+        if (one) {
+          bc.experts = (int)E, bc.tokens = (int)T, bc.zipf = strcmp(skew, "zipf") == 0;
+        } else if (quick) { /* balanced 8 x 512, Zipf 64 x 128 */
+          bc.experts = cfg ? 64 : 8, bc.tokens = cfg ? 128 : 512, bc.zipf = cfg;
+        } else {
+          bc.experts = full_e[cfg / 6], bc.tokens = full_t[(cfg / 2) % 3], bc.zipf = cfg % 2;
+        }
+        snprintf(title, sizeof title, "grouped %s E=%d T=%d %s", one ? "custom" : pj->name,
+                 bc.experts, bc.tokens, bc.zipf ? "zipf" : "balanced");
+        fails += run_case(&bc, title, json, &first_json, &sum[ns++]);
+        if (ns >= 60) break;
+      }
+    }
+  }
+  if (json) {
+    printf("\n]\n");
+    return fails ? 1 : 0;
+  }
+  printf("\n# summary (best of ours vs the first cuBLAS row; grouped: also vs the cuBLAS loop)\n");
+  printf("  %-58s %9s %9s %7s %7s  %-18s %s\n", "case", "cuBLAS", "ours", "ratio", "vs loop",
+         "best", "valid");
+  for (int i = 0; i < ns; i++)
+    printf("  %-58s %9.1f %9.1f %7.3f %7.3f  %-18s %s\n", sum[i].name, sum[i].base, sum[i].best,
+           sum[i].ratio, sum[i].loop_ratio, sum[i].best_name, sum[i].valid ? "yes" : "NO");
+  return fails ? 1 : 0;
 }

@@ -22,6 +22,13 @@ XS_DEV uint64_t xs_globaltimer(void) {
   return t;
 }
 
+/* mov.u64 %clock64: cycles of this SM's clock (not comparable across SMs). */
+XS_DEV uint64_t xs_clock64(void) {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+  return t;
+}
+
 /* nanosleep.u32: suspend the warp for about ns nanoseconds (0..1e6). */
 XS_DEV void xs_nanosleep(uint32_t ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
 
@@ -107,6 +114,21 @@ XS_DEV uint64_t xs_ld_acquire_sys_u64(const uint64_t* p) {
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+/* atom.relaxed.gpu.global.add.u32 / ld.relaxed.gpu.global.u32: counters with no ordering (a
+ * timing-only grid barrier that must not wait for outstanding stores, as a release would). */
+XS_DEV uint32_t xs_atom_add_relaxed_gpu_u32(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+XS_DEV uint32_t xs_ld_relaxed_gpu_u32(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
 /* ld.acquire.gpu.global.u32: the same at GPU scope (grid barriers within one launch). */
 XS_DEV uint32_t xs_ld_acquire_gpu_u32(const uint32_t* p) {
   uint32_t v;
@@ -127,6 +149,13 @@ XS_DEV void xs_fence_sc_sys(void) { asm volatile("fence.sc.sys;" ::: "memory"); 
  * async proxy (TMA / bulk copies / wgmma) — each writing thread, before the barrier. */
 XS_DEV void xs_fence_proxy_async_smem(void) {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/* fence.proxy.async.global: orders async-proxy (bulk copy) accesses to global memory with the
+ * generic proxy — after cp.async.bulk.wait_group 0, before a generic release that publishes the
+ * bulk-stored data. */
+XS_DEV void xs_fence_proxy_async_global(void) {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
 /* ---- bulk (TMA engine) stores from shared memory ---- */

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# gemm.sh — issue 5 on the H200, from the repo root, with ./build already built (no rebuild):
+# SASS check (HGMMA present, no local-memory spills in the GEMM kernels), a small smoke run,
+# the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead) and a
+# short grouped (MoE) set. Everything is logged to "$OUT/gemm.log"; a summary is printed last.
+# About 120 s at most: every step has its own timeout, the last ones share what is left.
+set -u
+NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+export LD_LIBRARY_PATH="$NV/cublas/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}"
+OUT=${OUT:-/tmp/xs_out}
+mkdir -p "$OUT"
+LOG="$OUT/gemm.log"
+: >"$LOG"
+BIN=build/xstage
+SUM=""
+t_start=$(date +%s)
+
+# step NAME LIMIT CMD...: runs CMD under a timeout, output to the log and the terminal.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
+  local t0=$(date +%s)
+  timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$LOG"
+  local rc=${PIPESTATUS[0]}
+  local dt=$(( $(date +%s) - t0 ))
+  [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s (a hang: see the last lines above)" | tee -a "$LOG"
+  SUM+="$(printf '%-30s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
+}
+# left CAP: seconds left of the 120 s budget, at most CAP, at least 10.
+left() {
+  local l=$(( 120 - ($(date +%s) - t_start) ))
+  [ "$l" -gt "$1" ] && l=$1
+  [ "$l" -lt 10 ] && l=10
+  echo "$l"
+}
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1
+  git log -1 --format='commit %h %s' 2>/dev/null
+} | tee -a "$LOG"
+
+# SASS: v2/v3 must use HGMMA (wgmma) and spill nothing (LDL/STL) — per GEMM kernel.
+CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+LIB=$(ls build/libxstage.so* 2>/dev/null | head -1)
+[ -n "$LIB" ] || LIB=$BIN
+if [ -x "$CUOBJ" ]; then
+  "$CUOBJ" -sass "$LIB" 2>/dev/null | awk '/Function : /{f=$3} f ~ /gemm_kernel/ {print f": "$0}' >"$OUT/gemm_sass.txt"
+  {
+    echo "=== SASS of the GEMM kernels ($CUOBJ $LIB)"
+    for k in $(awk -F': ' '{print $1}' "$OUT/gemm_sass.txt" | sort -u); do
+      printf '%-90s HGMMA %4d  HMMA %4d  FFMA %5d  LDL/STL %3d\n' "$k" \
+        "$(grep -F "$k: " "$OUT/gemm_sass.txt" | grep -c HGMMA)" \
+        "$(grep -F "$k: " "$OUT/gemm_sass.txt" | grep -c ' HMMA')" \
+        "$(grep -F "$k: " "$OUT/gemm_sass.txt" | grep -c 'FFMA')" \
+        "$(grep -F "$k: " "$OUT/gemm_sass.txt" | grep -cE 'LDL|STL')"
+    done
+  } | tee -a "$LOG"
+  SUM+="$(printf '%-30s %s' "sass HGMMA (gemm kernels)" "$(grep -c HGMMA "$OUT/gemm_sass.txt")")\n"
+else
+  echo "=== no cuobjdump: SASS not checked" | tee -a "$LOG"
+fi
+
+# Small runs first: a fault or a hang shows here, with its shape, before the long steps.
+# (v2/v3 producers trap after 4 s stuck on a barrier: "unspecified launch failure".)
+step "smoke 256x256x256" 15 "$BIN" bench gemm --M 256 --N 256 --K 256 --reps 3
+step "smoke 129x136x72" 10 "$BIN" bench gemm --M 129 --N 136 --K 72 --reps 3
+step "test_gemm_sched" 10 build/test_gemm_sched
+step "test_gemm" 45 build/test_gemm
+step "bench dense" "$(left 35)" "$BIN" bench gemm
+step "bench grouped quick" "$(left 40)" "$BIN" bench gemm --grouped --quick
+
+{
+  echo
+  echo "=== gemm summary ($(( $(date +%s) - t_start )) s; log: $LOG)"
+  printf "%b" "$SUM"
+  echo "--- test results"
+  grep -E 'passed, .* failed|SKIPPED|runs checked|^ *FAIL' "$LOG" | tail -12
+  echo "--- hook overhead"
+  grep -E 'hook overhead' "$LOG" || echo "(none)"
+  echo "--- bench summaries (TFLOP/s; ratio = ours / cuBLAS)"
+  awk '/^# summary/{on=1} on && NF {print} /^=== /{on=0}' "$LOG" | grep -v '^===' || echo "(none)"
+} | tee -a "$LOG"

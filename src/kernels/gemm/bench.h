@@ -1,0 +1,45 @@
+/* bench.h — the GEMM benchmark behind `xstage bench gemm` (internal; plain C). Each case times
+ * every kernel version beside cuBLAS in the same run, after validating each against an fp32
+ * cuBLAS reference (nccl-tests style: a `wrong` count on every row). Without CUDA every entry
+ * returns XS_ERR_UNSUPPORTED (src/nocuda/gemm.c).
+ */
+#ifndef XSTAGE_KERNELS_GEMM_BENCH_H
+#define XSTAGE_KERNELS_GEMM_BENCH_H
+
+#include "xstage/xstage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xsg_bench_case {
+  int grouped; /* 0: dense M x N x K; 1: grouped over `experts` */
+  int M, N, K; /* dense shape; grouped: N, K per expert (N = 2I with silu) */
+  int experts; /* grouped */
+  int tokens;  /* grouped: mean tokens per expert */
+  int zipf;    /* grouped: 1 Zipf(s = 1)-skewed counts, 0 balanced */
+  int silu;    /* grouped: SiLU*mul epilogue (gate/up projection) */
+  int hook;    /* dense: also time the STORE_MAP epilogue into another HBM region */
+  int reps;    /* timed repetitions per row (0: as many as fit in ~40 ms, 3..20) */
+} xsg_bench_case;
+
+typedef struct xsg_bench_row {
+  char name[40];   /* "cublas", "v2 128x128", "v3 hook", "cublas loop", ... */
+  double ms;       /* median time of one call */
+  double tflops;   /* useful flops (2 * rows * N * K) / time */
+  double ratio;    /* tflops / the case's baseline row (first cuBLAS row) */
+  double rel_err;  /* relative Frobenius error vs the fp32 reference; NAN: not checked */
+  long long wrong; /* out-of-tolerance or non-finite elements + poison overwritten */
+  int status;      /* xs_result; XS_ERR_UNSUPPORTED: this version cannot run the case */
+} xsg_bench_row;
+
+/* Run one case; fills rows[0..*nrows). The first row is the cuBLAS baseline. Needs a GPU
+ * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a one-line description of the case, e.g.
+ * the expert counts. */
+xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
+                        size_t detail_len, const xsg_bench_case* c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,257 @@
+/* gemm.cu — the GEMM engine's host API (xstage/gemm.h): argument checks, the version
+ * dispatcher, tilings, tensor maps and launches. Kernels: gemm_v1.cu, gemm_v2.cu.
+ */
+#include <string.h>
+
+#include "core/internal.h"
+#include "kernels/gemm/gemm_internal.h"
+
+namespace {
+
+struct device_info {
+  int ok;     /* 1 once queried */
+  int sms;    /* multiprocessors */
+  int hopper; /* compute capability 9.x */
+};
+device_info g_dev = {0, 0, 0};
+
+xs_result query_device(device_info* out) {
+  if (!g_dev.ok) {
+    int count = 0, dev = 0, major = 0, sms = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+      cudaGetLastError();
+      return xsi_set_error(XS_ERR_NO_DEVICE, "gemm: no CUDA device");
+    }
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return xsi_set_error(XS_ERR_CUDA, "gemm: device attributes: %s",
+                           cudaGetErrorString(cudaGetLastError()));
+    g_dev.sms = sms;
+    g_dev.hopper = major == 9;
+    g_dev.ok = 1;
+  }
+  *out = g_dev;
+  return XS_OK;
+}
+
+int aligned16(const void* p) {
+  return ((uintptr_t)p & 15) == 0;
+}
+
+/* Why v2/v3 cannot run this problem, or NULL when they can. */
+const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
+  const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
+  if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
+  if (a->N % 8 || n_out % 8) return "N (and N/2 with SiLU*mul) must be a multiple of 8";
+  if (!aligned16(a->A) || !aligned16(a->B)) return "A and B must be 16-byte aligned";
+  if (e->store == XS_GEMM_STORE_LOCAL && !aligned16(a->C)) return "C must be 16-byte aligned";
+  return NULL;
+}
+
+void tile_shape(xs_gemm_version v, int silu, int* tm, int* tn) {
+  *tm = v == XS_GEMM_V1 ? 64 : 128;
+  int bn = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V2 ? 128 : 256;
+  *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
+}
+
+void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_version v) {
+  t->version = v;
+  tile_shape(v, silu, &t->tile_m, &t->tile_n);
+  const int n_out = silu ? a->N / 2 : a->N;
+  t->groups = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
+  t->m_blocks = xsg_cdiv(a->M, t->tile_m);
+  t->n_blocks = xsg_cdiv(n_out, t->tile_n);
+  t->count = t->groups * t->m_blocks * t->n_blocks;
+}
+
+xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
+  XSI_ARG(a != NULL, "gemm: args is NULL");
+  XSI_ARG(a->size >= sizeof(xs_gemm_args),
+          "gemm: args.size %zu < %zu (use XS_GEMM_ARGS_INITIALIZER)", a->size,
+          sizeof(xs_gemm_args));
+  XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
+          "gemm: unknown layout %d", (int)a->layout);
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V3, "gemm: unknown version %d",
+          (int)a->version);
+  XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
+          a->M, a->N, a->K);
+  XSI_ARG(a->A && a->B, "gemm: A and B must be device pointers");
+  XSI_ARG(a->layout == XS_GEMM_DENSE || a->experts >= 1, "gemm: grouped layouts need experts >= 1");
+  XSI_ARG(a->layout != XS_GEMM_GROUPED_CONTIG || a->m_offsets, "gemm: CONTIG needs m_offsets");
+  XSI_ARG(a->layout != XS_GEMM_GROUPED_MASKED || a->m_counts, "gemm: MASKED needs m_counts");
+  XSI_ARG(e->store == XS_GEMM_STORE_LOCAL || e->store == XS_GEMM_STORE_MAP,
+          "gemm: unknown store kind %d", (int)e->store);
+  XSI_ARG(e->act == XS_GEMM_ACT_NONE || e->act == XS_GEMM_ACT_SILU_MUL, "gemm: unknown act %d",
+          (int)e->act);
+  XSI_ARG(e->act != XS_GEMM_ACT_SILU_MUL || a->N % 2 == 0,
+          "gemm: SiLU*mul needs an even N (got %d)", a->N);
+  XSI_ARG(e->store != XS_GEMM_STORE_LOCAL || a->C, "gemm: STORE_LOCAL needs C");
+  XSI_ARG(e->store != XS_GEMM_STORE_MAP || e->dst_map, "gemm: STORE_MAP needs dst_map");
+  /* NOTE: TMA coordinates and tile indices are 32-bit. */
+  const int64_t rows = (int64_t)a->M * (a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1);
+  XSI_ARG(rows < (1ll << 31) &&
+              (int64_t)a->N * (a->layout == XS_GEMM_DENSE ? 1 : a->experts) < (1ll << 31),
+          "gemm: more than 2^31 rows");
+  return XS_OK;
+}
+
+/* Resolve the version for (args, epilogue); fills the tiling. */
+xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilogue* e) {
+  XSI_CHECK(check_args(a, e));
+  const int silu = e->act == XS_GEMM_ACT_SILU_MUL;
+  if (a->version == XS_GEMM_V1) {
+    fill_tiling(t, a, silu, XS_GEMM_V1);
+    return XS_OK;
+  }
+  device_info dev;
+  XSI_CHECK(query_device(&dev));
+  const char* why = hopper_unsupported(a, e);
+  if (!why && !dev.hopper) why = "the GPU is not a Hopper (sm_90a) part";
+  if (a->version != XS_GEMM_AUTO) {
+    if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
+    fill_tiling(t, a, silu, a->version);
+    return XS_OK;
+  }
+  if (why) {
+    fill_tiling(t, a, silu, XS_GEMM_V1);
+    return XS_OK;
+  }
+  /* AUTO: the tile width that wastes least in the last wave (ties: the wider tile, which moves
+   * fewer bytes per flop). Cost = waves x tile columns, comparable between the two. */
+  xs_gemm_tiling t2, t3;
+  fill_tiling(&t2, a, silu, XS_GEMM_V2);
+  fill_tiling(&t3, a, silu, XS_GEMM_V3);
+  const int64_t c2 = (int64_t)xsg_cdiv(t2.count, dev.sms) * t2.tile_n;
+  const int64_t c3 = (int64_t)xsg_cdiv(t3.count, dev.sms) * t3.tile_n;
+  *t = c2 < c3 ? t2 : t3;
+  return XS_OK;
+}
+
+typedef CUresult (*encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                              const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                              const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                              CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+xs_result get_encode(encode_fn* out) {
+  static encode_fn fn = NULL;
+  if (!fn) {
+    void* p = NULL;
+    cudaDriverEntryPointQueryResult q;
+    /* NOTE: through the runtime: the library does not link libcuda (CI machines have none). */
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess || !p)
+      return xsi_set_error(XS_ERR_CUDA, "gemm: cuTensorMapEncodeTiled not available");
+    fn = (encode_fn)p;
+  }
+  *out = fn;
+  return XS_OK;
+}
+
+/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1} and 128B swizzle. */
+xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows, int64_t batch,
+                   int box_rows, const char* what) {
+  encode_fn enc = NULL;
+  XSI_CHECK(get_encode(&enc));
+  cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
+  cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
+  cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
+  cuuint32_t elem[3] = {1, 1, 1};
+  CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void*)base, dims, strides, box, elem,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return xsi_set_error(XS_ERR_CUDA, "gemm: tensor map for %s (%lld x %lld x %lld): error %d",
+                         what, (long long)inner, (long long)rows, (long long)batch, (int)r);
+  return XS_OK;
+}
+
+} // namespace
+
+extern "C" xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act) {
+  XSI_ARG(out != NULL, "gemm: out is NULL");
+  xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  e.act = act;
+  e.store = XS_GEMM_STORE_MAP; /* C may be NULL here: the tiling does not depend on it */
+  e.dst_map = (const xs_gemm_tile_dst*)16;
+  XSI_CHECK(resolve(out, args, &e));
+  xsi_clear_error();
+  return XS_OK;
+}
+
+extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
+                                 xs_gemm_schedule sched, void* stream) {
+  xs_gemm_tiling t = {};
+  XSI_CHECK(resolve(&t, a, &epi));
+  XSI_ARG(sched.order >= XS_GEMM_ORDER_RASTER_M && sched.order <= XS_GEMM_ORDER_LIST,
+          "gemm: unknown order %d", (int)sched.order);
+  XSI_ARG(sched.swizzle >= 0 && sched.swizzle <= 64, "gemm: swizzle %d not in 0..64",
+          sched.swizzle);
+  XSI_ARG(sched.order != XS_GEMM_ORDER_LIST || (sched.tiles && sched.ntiles >= 0),
+          "gemm: ORDER_LIST needs tiles and ntiles >= 0");
+  XSI_ARG(sched.max_ctas >= 0, "gemm: max_ctas < 0");
+
+  xsg_params p;
+  memset(&p, 0, sizeof p);
+  p.grid.groups = t.groups;
+  p.grid.m_blocks = t.m_blocks;
+  p.grid.n_blocks = t.n_blocks;
+  p.grid.order = sched.order == XS_GEMM_ORDER_RASTER_N ? 1 : 0;
+  p.grid.swizzle = sched.swizzle ? sched.swizzle : 8;
+  p.layout = a->layout;
+  p.M = a->M;
+  p.N = a->N;
+  p.K = a->K;
+  p.n_out = epi.act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
+  p.experts = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
+  p.tile_m = t.tile_m;
+  p.tile_n = t.tile_n;
+  p.A = (const uint16_t*)a->A;
+  p.B = (const uint16_t*)a->B;
+  p.C = (uint16_t*)a->C;
+  p.m_offsets = a->m_offsets;
+  p.m_counts = a->m_counts;
+  p.epi = epi;
+  p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
+  p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
+  if (p.positions == 0) {
+    xsi_clear_error();
+    return XS_OK;
+  }
+  device_info dev;
+  XSI_CHECK(query_device(&dev));
+  int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
+  if (ctas > p.positions) ctas = p.positions;
+
+  cudaStream_t s = (cudaStream_t)stream;
+  cudaError_t err;
+  if (t.version == XS_GEMM_V1) {
+    err = xsg_launch_v1(&p, ctas, s);
+  } else {
+    const int bn = t.version == XS_GEMM_V2 ? 128 : 256;
+    const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
+    const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
+    CUtensorMap ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
+    if (epi.store == XS_GEMM_STORE_LOCAL)
+      XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
+    err = xsg_launch_hopper(&p, bn, &ma, &mb, &mc, ctas, s);
+  }
+  if (err != cudaSuccess)
+    return xsi_set_error(XS_ERR_CUDA, "gemm v%d launch (%d CTAs): %s", (int)t.version, ctas,
+                         cudaGetErrorString(err));
+  xsi_clear_error();
+  return XS_OK;
+}
+
+extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
+  XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");
+  XSI_ARG(experts >= 1, "gemm_contig_layout: experts %d < 1", experts);
+  if (xsg_contig_offsets(offsets, counts, experts, XS_GEMM_GROUP_ALIGN) != 0)
+    return xsi_set_error(XS_ERR_INVALID_ARG, "gemm_contig_layout: negative count or > 2^31 rows");
+  xsi_clear_error();
+  return XS_OK;
+}

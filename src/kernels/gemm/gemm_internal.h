@@ -1,0 +1,67 @@
+/* gemm_internal.h — what the GEMM dispatcher (gemm.cu) hands to each kernel version.
+ * CUDA only (included by the .cu files of src/kernels/gemm).
+ */
+#ifndef XSTAGE_KERNELS_GEMM_INTERNAL_H
+#define XSTAGE_KERNELS_GEMM_INTERNAL_H
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "kernels/gemm/sched.h"
+#include "xstage/gemm.h"
+
+/* Everything a kernel needs besides the tensor maps; passed by value (__grid_constant__). */
+typedef struct xsg_params {
+  xsg_grid grid; /* tiles: groups x m_blocks x n_blocks, raster order */
+  int layout;    /* xs_gemm_layout */
+  int M, N, K;   /* as in xs_gemm_args (N: rows of B per expert) */
+  int n_out;     /* output columns: N, or N / 2 with SILU_MUL */
+  int experts;
+  int tile_m, tile_n; /* output tile */
+  const uint16_t* A;  /* bf16 bits (v1 reads these; v2/v3 use the tensor maps) */
+  const uint16_t* B;
+  uint16_t* C;
+  const int32_t* m_offsets; /* CONTIG */
+  const int32_t* m_counts;  /* MASKED */
+  xs_gemm_epilogue epi;
+  const int32_t* order_list; /* ORDER_LIST, or NULL for the raster order */
+  int positions;             /* schedule length: ntiles of the list, or the tile count */
+} xsg_params;
+
+/* The rows a tile covers in its group's row space, and which expert's B it multiplies.
+ * Returns 0 when the tile has no work (past the used rows / an expert's count). */
+static inline __host__ __device__ int xsg_tile_rows(const xsg_params* p, xsg_tile t, int* row0,
+                                                    int* row_end, int* expert) {
+  *row0 = t.mb * p->tile_m;
+  if (p->layout == XS_GEMM_GROUPED_CONTIG) {
+    *expert = xsg_contig_expert(p->m_offsets, p->experts, *row0);
+    *row_end = p->M;
+    return *expert >= 0;
+  }
+  if (p->layout == XS_GEMM_GROUPED_MASKED) {
+    *expert = t.g;
+    int count = p->m_counts[t.g];
+    *row_end = count < p->M ? count : p->M;
+    return *row0 < *row_end;
+  }
+  *expert = 0;
+  *row_end = p->M;
+  return *row0 < p->M;
+}
+
+/* Position k of the schedule -> tile index (the caller's list, or the raster order). */
+static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
+  return p->order_list ? p->order_list[k] : xsg_order_tile(&p->grid, k);
+}
+
+/* Launchers (gemm_v1.cu, gemm_v2.cu). ctas: persistent grid size (already clamped). */
+cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
+/* bn: 128 (v2) or 256 (v3). The maps: A box {64, 128, 1}, B box {64, bn/2, 1}, C box {64, 64,
+ * 1}, all with 128-byte swizzle (built by gemm.cu). */
+cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* map_a,
+                              const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
+                              cudaStream_t stream);
+/* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
+int xsg_hopper_smem_bytes(int bn);
+
+#endif

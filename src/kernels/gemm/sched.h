@@ -1,0 +1,105 @@
+/* sched.h — tile scheduler and grouped-layout index math of the GEMM engine, as plain C inline
+ * functions shared by the host, the kernels and tests/unit/test_gemm_sched.c (no CUDA needed).
+ *
+ * Terms (see include/xstage/gemm.h): a problem has `groups` x `m_blocks` x `n_blocks` output
+ * tiles; tile index t = (g * m_blocks + mb) * n_blocks + nb. A *position* k in [0, count) is a
+ * slot of the schedule; xsg_order_tile maps positions to tile indices so that every tile is
+ * visited exactly once (a bijection on [0, count)).
+ */
+#ifndef XSTAGE_KERNELS_GEMM_SCHED_H
+#define XSTAGE_KERNELS_GEMM_SCHED_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define XSG_HD static inline __host__ __device__
+#else
+#define XSG_HD static inline
+#endif
+
+typedef struct xsg_grid {
+  int groups;   /* >= 1 */
+  int m_blocks; /* per group, >= 0 */
+  int n_blocks; /* >= 0 */
+  int order;    /* xs_gemm_order: 0 raster M, 1 raster N (2, a list, is handled by the caller) */
+  int swizzle;  /* band width in tiles, >= 1 */
+} xsg_grid;
+
+typedef struct xsg_tile {
+  int g, mb, nb;
+} xsg_tile;
+
+XSG_HD int xsg_cdiv(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+XSG_HD int xsg_tile_count(const xsg_grid* grid) {
+  return grid->groups * grid->m_blocks * grid->n_blocks;
+}
+
+XSG_HD int xsg_tile_index(const xsg_grid* grid, int g, int mb, int nb) {
+  return (g * grid->m_blocks + mb) * grid->n_blocks + nb;
+}
+
+XSG_HD xsg_tile xsg_tile_decode(const xsg_grid* grid, int t) {
+  xsg_tile r;
+  int per_group = grid->m_blocks * grid->n_blocks;
+  r.g = t / per_group;
+  int rem = t - r.g * per_group;
+  r.mb = rem / grid->n_blocks;
+  r.nb = rem - r.mb * grid->n_blocks;
+  return r;
+}
+
+/* Position k -> tile index for the raster orders. Groups are taken one after another; inside a
+ * group the (m, n) plane is cut into bands `swizzle` blocks wide along the raster dimension; a
+ * band is walked with the raster dimension fastest, so consecutive CTAs share the operand tile
+ * of the other dimension (L2 reuse) while a band's operands stay small. */
+XSG_HD int xsg_order_tile(const xsg_grid* grid, int k) {
+  int per_group = grid->m_blocks * grid->n_blocks;
+  int g = k / per_group;
+  int local = k - g * per_group;
+  int fast = grid->order == 1 ? grid->n_blocks : grid->m_blocks; /* raster dimension */
+  int slow = grid->order == 1 ? grid->m_blocks : grid->n_blocks;
+  int band_tiles = grid->swizzle * slow;
+  int band = local / band_tiles;
+  int first = band * grid->swizzle;
+  int width = fast - first < grid->swizzle ? fast - first : grid->swizzle;
+  int r = local - band * band_tiles;
+  int f = first + r % width;
+  int s = r / width;
+  int mb = grid->order == 1 ? s : f;
+  int nb = grid->order == 1 ? f : s;
+  return xsg_tile_index(grid, g, mb, nb);
+}
+
+/* Contiguous layout: the expert owning `row`, or -1 when row >= offsets[experts] (past the last
+ * segment). offsets[0..experts] is non-decreasing; empty experts (equal offsets) own no row. */
+XSG_HD int xsg_contig_expert(const int32_t* offsets, int experts, int row) {
+  if (row < offsets[0] || row >= offsets[experts]) return -1;
+  int lo = 0, hi = experts - 1; /* largest e with offsets[e] <= row */
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (offsets[mid] <= row)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+/* Contiguous layout offsets from per-expert counts (segments rounded up to `align` rows).
+ * Returns 0, or -1 on a negative count or an int overflow. */
+XSG_HD int xsg_contig_offsets(int32_t* offsets, const int32_t* counts, int experts, int align) {
+  int64_t at = 0;
+  offsets[0] = 0;
+  for (int e = 0; e < experts; e++) {
+    if (counts[e] < 0) return -1;
+    at += ((int64_t)counts[e] + align - 1) / align * align;
+    if (at > 0x7fffffff) return -1;
+    offsets[e + 1] = (int32_t)at;
+  }
+  return 0;
+}
+
+#endif

@@ -1,0 +1,316 @@
+/* test_gemm.cu — every GEMM version against an fp32 cuBLAS reference: random bf16 inputs,
+ * outputs poisoned with NaN first and fully checked (relative Frobenius error within bf16
+ * bounds, per-element tolerance, untouched rows must still hold the poison). Shapes that are
+ * not multiples of any tile (M, N, K from 1, 63, 65, 127, 129, 1000, ...), the benchmark
+ * shapes, grouped layouts with empty and one-token experts, SiLU*mul, the map epilogue, tile
+ * flags and caller-supplied tile orders. Skips (exit 77) without a GPU.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm/check.h"
+#include "test.h"
+#include "xstage/gemm.h"
+
+static cublasHandle_t g_blas;
+static int g_hopper; /* v2/v3 can run here */
+static int g_runs, g_unsupported;
+
+typedef struct problem {
+  xs_gemm_layout layout;
+  int M, N, K, E;
+  const int32_t* counts; /* grouped: E per-expert token counts */
+  int silu;
+} problem;
+
+typedef struct variant {
+  xs_gemm_version version;
+  xs_gemm_store store;
+  xs_gemm_order order;
+  int swizzle;
+  int list; /* 1: ORDER_LIST with the tiles in reverse */
+  int flags;
+} variant;
+
+#define CK(call)                                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "  FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,                         \
+              cudaGetErrorString(e_));                                                             \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+static void* dalloc(size_t bytes) {
+  void* p = NULL;
+  CK(cudaMalloc(&p, bytes ? bytes : 16));
+  return p;
+}
+
+/* Run one (problem, variant): poison, run, compare, and check flags. Returns 1 when it passed
+ * or was (legitimately) unsupported. */
+static int run_one(const problem* pr, const variant* v, const char* tag) {
+  const int E = pr->layout == XS_GEMM_DENSE ? 1 : pr->E;
+  int32_t* offsets = (int32_t*)calloc((size_t)E + 1, 4);
+  int64_t rows;
+  if (pr->layout == XS_GEMM_GROUPED_CONTIG) {
+    XT_CHECK(xs_gemm_contig_layout(offsets, pr->counts, E) == XS_OK);
+    rows = offsets[E];
+  } else {
+    rows = (int64_t)pr->M * E;
+  }
+  const int M = pr->layout == XS_GEMM_GROUPED_CONTIG ? (int)rows : pr->M;
+  const int n_out = pr->silu ? pr->N / 2 : pr->N;
+  const int64_t bsz = (int64_t)(pr->layout == XS_GEMM_DENSE ? 1 : E) * pr->N * pr->K;
+  void* A = dalloc((size_t)rows * pr->K * 2);
+  void* B = dalloc((size_t)bsz * 2);
+  void* C = dalloc((size_t)rows * n_out * 2);
+  float* ref = (float*)dalloc((size_t)rows * n_out * 4);
+  float* scratch = (float*)dalloc((size_t)(rows + 128) * pr->N * 4);
+  uint8_t* d_state = (uint8_t*)dalloc((size_t)rows);
+  int32_t* d_off = (int32_t*)dalloc((size_t)(E + 1) * 4);
+  int32_t* d_cnt = (int32_t*)dalloc((size_t)E * 4);
+  CK(cudaMemcpy(d_off, offsets, (E + 1) * 4, cudaMemcpyHostToDevice));
+  if (pr->counts) CK(cudaMemcpy(d_cnt, pr->counts, E * 4, cudaMemcpyHostToDevice));
+  XT_CHECK(xsg_fill_random(A, rows * pr->K, 100 + pr->M + pr->K, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(B, bsz, 200 + pr->N, 1.0f) == XS_OK);
+
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.layout = pr->layout, a.version = v->version, a.M = M, a.N = pr->N, a.K = pr->K;
+  a.experts = pr->E, a.A = A, a.B = B, a.C = C, a.m_offsets = d_off, a.m_counts = d_cnt;
+  XT_CHECK(xsg_reference(ref, scratch, &a, pr->silu, offsets, pr->counts, g_blas) == XS_OK);
+  uint8_t* h_state = (uint8_t*)malloc((size_t)rows + 1);
+  xsg_row_states(h_state, &a, offsets, pr->counts);
+  CK(cudaMemcpy(d_state, h_state, (size_t)rows, cudaMemcpyHostToDevice));
+
+  xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
+  epi.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+  epi.store = v->store;
+  xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
+  sched.order = v->order;
+  sched.swizzle = v->swizzle;
+  xs_gemm_tiling t;
+  int ok = 1;
+  xs_result res = xs_gemm_tiles(&t, &a, epi.act);
+  char line[256];
+  snprintf(line, sizeof line, "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s",
+           tag, (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
+           v->store == XS_GEMM_STORE_MAP ? "map" : "local",
+           v->list                              ? "list-reversed"
+           : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
+                                                : "raster-m",
+           v->flags ? " flags" : "");
+  if (res == XS_ERR_UNSUPPORTED && v->version != XS_GEMM_V1) {
+    g_unsupported++;
+    printf("  unsupported (expected for this shape/GPU): %s: %s\n", line, xs_last_error());
+    goto done;
+  }
+  XT_CHECK_MSG(res == XS_OK, "%s: xs_gemm_tiles: %s", line, xs_last_error());
+  if (res != XS_OK) {
+    ok = 0;
+    goto done;
+  }
+  {
+    int32_t* d_list = NULL;
+    xs_gemm_tile_dst* d_map = NULL;
+    uint32_t* d_flags = NULL;
+    if (v->list) {
+      int32_t* h = (int32_t*)malloc(sizeof(int32_t) * (t.count + 1));
+      for (int i = 0; i < t.count; i++)
+        h[i] = t.count - 1 - i;
+      d_list = (int32_t*)dalloc(sizeof(int32_t) * (t.count + 1));
+      CK(cudaMemcpy(d_list, h, sizeof(int32_t) * t.count, cudaMemcpyHostToDevice));
+      free(h);
+      sched.order = XS_GEMM_ORDER_LIST, sched.tiles = d_list, sched.ntiles = t.count;
+    }
+    void* out = C;
+    if (v->store == XS_GEMM_STORE_MAP) { /* the tiles go to a second buffer, same layout */
+      out = dalloc((size_t)rows * n_out * 2);
+      xs_gemm_tile_dst* h = (xs_gemm_tile_dst*)malloc(sizeof *h * (t.count + 1));
+      for (int i = 0; i < t.count; i++) {
+        const int g = i / (t.m_blocks * t.n_blocks), rem = i % (t.m_blocks * t.n_blocks);
+        const int mb = rem / t.n_blocks, nb = rem % t.n_blocks;
+        const int64_t row = (int64_t)g * M + (int64_t)mb * t.tile_m;
+        h[i].base = (uint16_t*)out + row * n_out + (int64_t)nb * t.tile_n;
+        h[i].ld = n_out;
+      }
+      d_map = (xs_gemm_tile_dst*)dalloc(sizeof *h * (t.count + 1));
+      CK(cudaMemcpy(d_map, h, sizeof *h * t.count, cudaMemcpyHostToDevice));
+      free(h);
+      epi.dst_map = d_map;
+    }
+    if (v->flags) {
+      d_flags = (uint32_t*)dalloc(4 * (size_t)(t.count + 1));
+      CK(cudaMemset(d_flags, 0, 4 * (size_t)(t.count + 1)));
+      epi.tile_flags = d_flags;
+    }
+    XT_CHECK(xsg_poison(out, rows * n_out) == XS_OK);
+    res = xs_gemm_run(&a, epi, sched, NULL);
+    XT_CHECK_MSG(res == XS_OK, "%s: xs_gemm_run: %s", line, xs_last_error());
+    cudaError_t ce = cudaDeviceSynchronize();
+    XT_CHECK_MSG(ce == cudaSuccess, "%s: kernel: %s", line, cudaGetErrorString(ce));
+    if (ce != cudaSuccess) {
+      fprintf(stderr, "  (the CUDA context is broken after a kernel fault: stopping)\n");
+      exit(1);
+    }
+    xsg_check chk;
+    XT_CHECK(xsg_compare(&chk, out, ref, d_state, rows, n_out) == XS_OK);
+    ok = res == XS_OK && xsg_check_ok(&chk);
+    if (v->flags && ok) { /* each tile with work raised exactly once, the others never */
+      uint32_t* h = (uint32_t*)malloc(4 * (size_t)(t.count + 1));
+      CK(cudaMemcpy(h, d_flags, 4 * (size_t)t.count, cudaMemcpyDeviceToHost));
+      int bad = 0;
+      for (int i = 0; i < t.count; i++) {
+        const int g = i / (t.m_blocks * t.n_blocks),
+                  mb = (i % (t.m_blocks * t.n_blocks)) / t.n_blocks;
+        int busy = 1;
+        if (pr->layout == XS_GEMM_GROUPED_MASKED) busy = mb * t.tile_m < pr->counts[g];
+        if (pr->layout == XS_GEMM_GROUPED_CONTIG) busy = mb * t.tile_m < offsets[E];
+        bad += h[i] != (uint32_t)busy;
+      }
+      free(h);
+      XT_CHECK_MSG(bad == 0, "%s: %d tile flags wrong", line, bad);
+      ok = bad == 0;
+    }
+    printf("  %s %s: rel_err %.2e checked %lld wrong %lld touched %lld tiles %d (%dx%d)\n",
+           ok ? "ok  " : "FAIL", line, chk.rel_err, chk.checked, chk.wrong, chk.touched, t.count,
+           t.tile_m, t.tile_n);
+    XT_CHECK_MSG(ok, "%s", line);
+    if (out != C) cudaFree(out);
+    cudaFree(d_list);
+    cudaFree(d_map);
+    cudaFree(d_flags);
+    g_runs++;
+  }
+done:
+  fflush(stdout);
+  free(h_state);
+  free(offsets);
+  void* bufs[] = {A, B, C, ref, scratch, d_state, d_off, d_cnt};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    cudaFree(bufs[i]);
+  return ok;
+}
+
+static void run_versions(const problem* pr, const char* tag) {
+  for (int ver = 1; ver <= 3; ver++) {
+    variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0};
+    run_one(pr, &v, tag);
+  }
+}
+
+static void test_dense_odd_shapes(void) {
+  static const int Ms[] = {1, 63, 65, 127, 129, 1000};
+  static const int Ns[] = {8, 63, 72, 129, 136, 264, 1000};
+  static const int Ks[] = {1, 8, 63, 64, 65, 72, 127, 129, 1000, 1024};
+  int k = 0;
+  for (int mi = 0; mi < 6; mi++)
+    for (int ni = 0; ni < 7; ni++)
+      for (int rep = 0; rep < 2; rep++, k++) {
+        problem p = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[k % 10], 0, NULL, 0};
+        run_versions(&p, "odd");
+      }
+}
+
+static void test_dense_bench_shapes(void) {
+  static const int shapes[][3] = {{8192, 8192, 8192},
+                                  {4096, 28672, 8192},
+                                  {2048, 3072, 4096},
+                                  {512, 7168, 2048},
+                                  {128, 4096, 1536}};
+  for (int i = 0; i < 5; i++) {
+    problem p = {XS_GEMM_DENSE, shapes[i][0], shapes[i][1], shapes[i][2], 0, NULL, 0};
+    run_versions(&p, "bench");
+  }
+}
+
+static void test_epilogues_and_orders(void) {
+  problem p = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 0};
+  problem s = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 1}; /* SiLU: I = 520 */
+  problem s_odd = {XS_GEMM_DENSE, 65, 126, 63, 0, NULL, 1}; /* I = 63: v1 only */
+  for (int ver = 1; ver <= 3; ver++) {
+    const xs_gemm_version vv = (xs_gemm_version)ver;
+    variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
+    variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
+    variant rn = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0};
+    variant list = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1};
+    variant plain = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0};
+    run_one(&p, &map, "epi");
+    run_one(&p, &flags, "epi");
+    run_one(&p, &rn, "order");
+    run_one(&p, &list, "order");
+    run_one(&s, &plain, "silu");
+    run_one(&s, &map, "silu");
+    run_one(&s_odd, &plain, "silu");
+  }
+}
+
+static void test_grouped(void) {
+  static const int32_t cc[6] = {0, 1, 128, 129, 0, 300}; /* empty, one-token, aligned, ... */
+  static const int32_t mc[5] = {0, 1, 300, 129, 17};
+  static const int32_t mc_odd[5] = {0, 1, 130, 129, 17};
+  static const int32_t none[3] = {0, 0, 0};
+  for (int silu = 0; silu < 2; silu++) {
+    problem c = {XS_GEMM_GROUPED_CONTIG, 0, 272, 200, 6, cc, silu}; /* I = 136 */
+    problem m = {XS_GEMM_GROUPED_MASKED, 300, 272, 200, 5, mc, silu};
+    problem odd = {XS_GEMM_GROUPED_MASKED, 130, 130, 65, 5, mc_odd, silu}; /* v1 only */
+    run_versions(&c, "contig");
+    run_versions(&m, "masked");
+    run_versions(&odd, "masked");
+    for (int ver = 1; ver <= 3; ver++) {
+      variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1};
+      run_one(&c, &v, "contig");
+      run_one(&m, &v, "masked");
+    }
+  }
+  problem empty = {XS_GEMM_GROUPED_MASKED, 64, 128, 64, 3, none, 0};
+  run_versions(&empty, "empty");
+}
+
+static void test_arguments(void) {
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  void* buf = dalloc(1 << 20);
+  a.M = 64, a.N = 63, a.K = 64, a.A = buf, a.B = buf, a.C = buf;
+  xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule s = XS_GEMM_SCHEDULE_INITIALIZER;
+  e.act = XS_GEMM_ACT_SILU_MUL;
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_INVALID_ARG); /* odd N with SiLU */
+  e.act = XS_GEMM_ACT_NONE;
+  a.version = XS_GEMM_V2;
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_UNSUPPORTED); /* N % 8 */
+  a.version = XS_GEMM_AUTO;
+  a.M = 0;
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK); /* nothing to do */
+  a.size = 8;
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_INVALID_ARG);
+  XT_EQ_INT(xs_gemm_run(NULL, e, s, NULL), XS_ERR_INVALID_ARG);
+  CK(cudaDeviceSynchronize());
+  cudaFree(buf);
+}
+
+int main(void) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) XT_SKIP("no CUDA GPU");
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  g_hopper = prop.major == 9;
+  printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2/v3 report unsupported");
+  if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "cublasCreate failed\n");
+    return 1;
+  }
+  XT_RUN(test_arguments);
+  XT_RUN(test_epilogues_and_orders);
+  XT_RUN(test_grouped);
+  XT_RUN(test_dense_odd_shapes);
+  XT_RUN(test_dense_bench_shapes);
+  printf("# %d runs checked, %d unsupported (v2/v3 on shapes TMA cannot describe)\n", g_runs,
+         g_unsupported);
+  cublasDestroy(g_blas);
+  return XT_END();
+}

@@ -1,0 +1,115 @@
+/* test_gemm_sched.c — the GEMM tile scheduler and grouped-layout index math, on the CPU. */
+#include <string.h>
+
+#include "kernels/gemm/sched.h"
+#include "test.h"
+#include "xstage/gemm.h"
+
+/* Every raster order visits every tile exactly once and decodes back to its coordinates. */
+static void test_orders_are_permutations(void) {
+  static const int groups[] = {1, 3}, mbs[] = {1, 2, 5, 7, 64}, nbs[] = {1, 3, 8, 28};
+  static const int swz[] = {1, 2, 3, 8, 64};
+  static unsigned char seen[3 * 64 * 28];
+  for (int gi = 0; gi < 2; gi++)
+    for (int mi = 0; mi < 5; mi++)
+      for (int ni = 0; ni < 4; ni++)
+        for (int order = 0; order < 2; order++)
+          for (int si = 0; si < 5; si++) {
+            xsg_grid g = {groups[gi], mbs[mi], nbs[ni], order, swz[si]};
+            const int n = xsg_tile_count(&g);
+            memset(seen, 0, sizeof seen);
+            int bad = 0;
+            for (int k = 0; k < n; k++) {
+              const int t = xsg_order_tile(&g, k);
+              if (t < 0 || t >= n || seen[t]++) bad++;
+              xsg_tile d = xsg_tile_decode(&g, t);
+              if (xsg_tile_index(&g, d.g, d.mb, d.nb) != t || d.mb >= g.m_blocks ||
+                  d.nb >= g.n_blocks || d.g >= g.groups)
+                bad++;
+            }
+            XT_CHECK_MSG(bad == 0, "groups %d mb %d nb %d order %d swizzle %d: %d bad", g.groups,
+                         g.m_blocks, g.n_blocks, order, g.swizzle, bad);
+          }
+}
+
+/* Raster M with a band of S: the first S positions share n-block 0 and walk m 0..S-1. */
+static void test_raster_locality(void) {
+  xsg_grid g = {1, 10, 6, 0, 4};
+  for (int k = 0; k < 4; k++) {
+    xsg_tile t = xsg_tile_decode(&g, xsg_order_tile(&g, k));
+    XT_EQ_INT(t.nb, 0);
+    XT_EQ_INT(t.mb, k);
+  }
+  xsg_tile t = xsg_tile_decode(&g, xsg_order_tile(&g, 4)); /* then n-block 1 of the band */
+  XT_EQ_INT(t.mb, 0);
+  XT_EQ_INT(t.nb, 1);
+  /* The last band is 2 wide (10 = 4 + 4 + 2): position 48 starts it. */
+  t = xsg_tile_decode(&g, xsg_order_tile(&g, 48));
+  XT_EQ_INT(t.mb, 8);
+  XT_EQ_INT(t.nb, 0);
+  t = xsg_tile_decode(&g, xsg_order_tile(&g, 49));
+  XT_EQ_INT(t.mb, 9);
+  g.order = 1; /* raster N: n varies fastest inside a band */
+  t = xsg_tile_decode(&g, xsg_order_tile(&g, 1));
+  XT_EQ_INT(t.mb, 0);
+  XT_EQ_INT(t.nb, 1);
+  /* Groups come one after another. */
+  xsg_grid gg = {3, 2, 2, 0, 8};
+  XT_EQ_INT(xsg_tile_decode(&gg, xsg_order_tile(&gg, 4)).g, 1);
+  XT_EQ_INT(xsg_tile_decode(&gg, xsg_order_tile(&gg, 11)).g, 2);
+}
+
+/* Contiguous layout: aligned segments, empty experts own no rows, lookup by row. */
+static void test_contig_layout(void) {
+  const int32_t counts[6] = {0, 1, 128, 129, 0, 300};
+  int32_t off[7];
+  XT_EQ_INT(xs_gemm_contig_layout(off, counts, 6), XS_OK);
+  const int32_t want[7] = {0, 0, 128, 256, 512, 512, 896};
+  for (int e = 0; e <= 6; e++) {
+    XT_EQ_INT(off[e], want[e]);
+    XT_EQ_INT(off[e] % XS_GEMM_GROUP_ALIGN, 0);
+  }
+  for (int e = 0; e < 6; e++)
+    XT_CHECK(off[e + 1] - off[e] >= counts[e]);
+  for (int row = 0; row < 900; row++) {
+    int want_e = row < 128 ? 1 : row < 256 ? 2 : row < 512 ? 3 : row < 896 ? 5 : -1;
+    XT_EQ_INT(xsg_contig_expert(off, 6, row), want_e);
+  }
+  /* All experts empty: no row belongs to anyone. */
+  const int32_t zeros[3] = {0, 0, 0};
+  int32_t zoff[4];
+  XT_EQ_INT(xs_gemm_contig_layout(zoff, zeros, 3), XS_OK);
+  XT_EQ_INT(zoff[3], 0);
+  XT_EQ_INT(xsg_contig_expert(zoff, 3, 0), -1);
+  /* One expert with one token: one padded segment. */
+  const int32_t one[1] = {1};
+  int32_t ooff[2];
+  XT_EQ_INT(xs_gemm_contig_layout(ooff, one, 1), XS_OK);
+  XT_EQ_INT(ooff[1], 128);
+  XT_EQ_INT(xsg_contig_expert(ooff, 1, 127), 0);
+}
+
+static void test_contig_layout_errors(void) {
+  int32_t off[3];
+  const int32_t neg[2] = {5, -1}, big[2] = {0x7fffff00, 0x7fffff00};
+  XT_EQ_INT(xs_gemm_contig_layout(off, neg, 2), XS_ERR_INVALID_ARG);
+  XT_EQ_INT(xs_gemm_contig_layout(off, big, 2), XS_ERR_INVALID_ARG);
+  XT_EQ_INT(xs_gemm_contig_layout(NULL, neg, 2), XS_ERR_INVALID_ARG);
+  XT_EQ_INT(xs_gemm_contig_layout(off, neg, 0), XS_ERR_INVALID_ARG);
+}
+
+static void test_cdiv(void) {
+  XT_EQ_INT(xsg_cdiv(1, 128), 1);
+  XT_EQ_INT(xsg_cdiv(128, 128), 1);
+  XT_EQ_INT(xsg_cdiv(129, 128), 2);
+  XT_EQ_INT(xsg_cdiv(0, 64), 0);
+}
+
+int main(void) {
+  XT_RUN(test_orders_are_permutations);
+  XT_RUN(test_raster_locality);
+  XT_RUN(test_contig_layout);
+  XT_RUN(test_contig_layout_errors);
+  XT_RUN(test_cdiv);
+  return XT_END();
+}
