@@ -1,9 +1,333 @@
-/* bench_attention.c — `xstage bench attention` (placeholder until its issue lands). */
+/* bench_attention.c — `xstage bench attention`: our attention forward, every version, and the
+ * epilogue hook variants, with correctness counted in the same run (nccl-tests style #wrong).
+ *
+ *   xstage bench attention --B 1 --H 24 --S 4608 --d 128 [--Skv N] [--causal] [--version N]
+ *                          [--hook none|hbm|host|all] [--reps N] [--json]
+ *
+ * Rows: one per version (plain epilogue: O stored to its own [B, S, H, d] tensor), then for the
+ * last version the hook variants: `hbm` = destination map onto a second HBM region plus a
+ * per-tile flag (release, system scope), `host` = 8 destinations of S/8 tokens each, the first
+ * in HBM and the other 7 in host-mapped memory (the Ulysses shape with W = 8, 7/8 of the
+ * output crossing PCIe), also with flags. FLOPs = 4 B H S Skv d, halved when causal.
+ * `wrong`: elements differing from the plain epilogue (hooks, bitwise) or from version 1
+ * beyond bf16 tolerance (other versions, when version 1 ran too; else NaN = unwritten elements).
+ * cuDNN numbers come from bench/attention_cudnn.py, which runs this command.
+ */
 #include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef XS_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#define PAT_N ((size_t)1 << 20) /* elements in the random input pattern */
+
+typedef struct bench_row {
+  int version;
+  const char* hook;
+  double ms, tflops, vs_plain;
+  long long wrong;
+} bench_row;
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+static float bf2f(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+/* Time of one launch: one warm-up, then 3 batches of `reps` back-to-back launches between two
+ * events (host-side preparation overlaps the previous kernel, as in a model's forward); the
+ * median batch mean. reps <= 0: enough for about 0.1 s per batch (1..50). */
+static xs_result time_forward(double* ms, const xs_attn_args* a, int reps) {
+  cudaEvent_t e0, e1;
+  double t[3];
+  xs_result r = xs_attention_forward(a); /* warm-up, and the output the checks read */
+  if (r != XS_OK) return r;
+  if (cudaDeviceSynchronize() != cudaSuccess) return XS_ERR_CUDA;
+  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
+    return XS_ERR_CUDA;
+  if (reps <= 0) {
+    cudaEventRecord(e0, 0);
+    r = xs_attention_forward(a);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float one = 0;
+    cudaEventElapsedTime(&one, e0, e1);
+    reps = one > 0 ? (int)(100.0 / one) : 50;
+    reps = reps < 1 ? 1 : reps > 50 ? 50 : reps;
+  }
+  for (int i = 0; i < 3 && r == XS_OK; i++) {
+    cudaEventRecord(e0, 0);
+    for (int j = 0; j < reps && r == XS_OK; j++)
+      r = xs_attention_forward(a);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float f = 0;
+    cudaEventElapsedTime(&f, e0, e1);
+    t[i] = f / reps;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  if (r != XS_OK) return r;
+  if (cudaDeviceSynchronize() != cudaSuccess) return XS_ERR_CUDA;
+  qsort(t, 3, sizeof t[0], cmp_double);
+  *ms = t[1];
+  return XS_OK;
+}
+
+/* Elements of got (host copy) differing from ref beyond bf16 tolerance. */
+static long long count_off(const uint16_t* got, const uint16_t* ref, size_t n) {
+  long long bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    float g = bf2f(got[i]), w = bf2f(ref[i]);
+    if (!(fabsf(g - w) <= 8e-3f + 2e-2f * fabsf(w))) bad++;
+  }
+  return bad;
+}
+
+int cli_bench_attention(int argc, char** argv) {
+  static cli_opt opts[] = {
+      {"B", "N", "batch (default 1)", NULL},
+      {"H", "N", "heads (default 24)", NULL},
+      {"S", "N", "query tokens (default 4608)", NULL},
+      {"Skv", "N", "key/value tokens (default S)", NULL},
+      {"d", "N", "head dim, 64 or 128 (default 128)", NULL},
+      {"causal", NULL, "causal mask (top-left)", NULL},
+      {"version", "N", "0 = every version (default), else 1..2", NULL},
+      {"hook", "KIND", "none, hbm, host or all (default all): epilogue variants", NULL},
+      {"reps", "N", "launches per timed batch, 3 batches (default: ~0.1 s each)", NULL},
+      {"json", NULL, "print one JSON object instead of the table", NULL},
+  };
+  cli_cmd c =
+      CLI_CMD("bench attention", "attention forward: TFLOP/s per version and hook", "", opts, 0, 0);
+  int rc = cli_parse(&c, argc, argv);
+  if (rc >= 0) return rc;
+  long B, H, S, Skv, d, ver, reps;
+  if (cli_get_long(&c, "B", 1, 1, 1 << 20, &B) || cli_get_long(&c, "H", 24, 1, 1 << 20, &H) ||
+      cli_get_long(&c, "S", 4608, 1, 1 << 24, &S) || cli_get_long(&c, "Skv", S, 1, 1 << 24, &Skv) ||
+      cli_get_long(&c, "d", 128, 64, 128, &d) ||
+      cli_get_long(&c, "version", 0, 0, XS_ATTN_VERSIONS, &ver) ||
+      cli_get_long(&c, "reps", 0, 0, 1000, &reps))
+    return 2;
+  if (d != 64 && d != 128) return cli_error(&c, "--d must be 64 or 128");
+  const char* hook = cli_get_str(&c, "hook", "all");
+  int do_hbm = !strcmp(hook, "hbm") || !strcmp(hook, "all");
+  int do_host = !strcmp(hook, "host") || !strcmp(hook, "all");
+  if (!do_hbm && !do_host && strcmp(hook, "none"))
+    return cli_error(&c, "--hook: none, hbm, host or all");
+  int causal = cli_flag(&c, "causal"), json = cli_flag(&c, "json");
+  char gpu[256];
+  if (!cli_have_gpu(gpu, sizeof gpu)) {
+    fprintf(stderr, "xstage bench attention: no GPU\n");
+    return 1;
+  }
+
+  size_t nq = (size_t)B * S * H * d, nkv = (size_t)B * Skv * H * d;
+  double flops = 4.0 * B * H * (double)S * Skv * d * (causal ? 0.5 : 1.0);
+  void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *o2 = NULL, *hostbuf = NULL;
+  uint32_t* flags = NULL;
+  uint16_t *ref = NULL, *plain = NULL, *got = NULL, *pat = NULL;
+  bench_row rows[8];
+  int nrows = 0, ret = 1;
+  xs_result r = XS_OK;
+  xs_attn_args a = XS_ATTN_ARGS_INITIALIZER;
+  a.B = (int)B;
+  a.H = (int)H;
+  a.S = (int)S;
+  a.Skv = (int)Skv;
+  a.head_dim = (int)d;
+  a.causal = causal;
+  int64_t nt = 0;
+  xs_attention_num_tiles(&nt, &a);
+  int tpd = (int)((S + 7) / 8);
+  size_t per = (size_t)B * tpd * H * d; /* elements per host destination */
+  if (cudaMalloc(&q, nq * 2) || cudaMalloc(&k, nkv * 2) || cudaMalloc(&v, nkv * 2) ||
+      cudaMalloc(&o, nq * 2) || cudaMalloc(&o2, nq * 2) || cudaMalloc((void**)&flags, nt * 4) ||
+      cudaHostAlloc(&hostbuf, 7 * per * 2, cudaHostAllocMapped)) {
+    fprintf(stderr, "xstage bench attention: allocation failed: %s\n",
+            cudaGetErrorString(cudaGetLastError()));
+    goto done;
+  }
+  ref = malloc(nq * 2);
+  plain = malloc(nq * 2);
+  got = malloc(nq * 2);
+  pat = malloc((PAT_N + 1024) * 2);
+  if (!ref || !plain || !got || !pat) goto done;
+  /* Inputs: a random bf16 pattern in [-1, 1) of 1 Mi elements, tiled with a per-block shift. */
+  unsigned long long seed = 0x2545F4914F6CDD1Dull;
+  for (size_t i = 0; i < PAT_N + 1024; i++) {
+    seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+    float f = (float)((double)(seed >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    pat[i] = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+  void* ins[3] = {q, k, v};
+  size_t ns[3] = {nq, nkv, nkv};
+  for (int t = 0; t < 3; t++)
+    for (size_t off = 0; off < ns[t]; off += PAT_N) {
+      size_t n = ns[t] - off < PAT_N ? ns[t] - off : PAT_N;
+      size_t shift = ((size_t)t * 7919 + off / PAT_N * 131) % 1024;
+      cudaMemcpy((uint16_t*)ins[t] + off, pat + shift, n * 2, cudaMemcpyHostToDevice);
+    }
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.o = o;
+
+  int vlo = ver ? (int)ver : 1, vhi = ver ? (int)ver : XS_ATTN_VERSIONS, have_ref = 0, last = 0;
+  for (int vv = vlo; vv <= vhi; vv++) {
+    a.version = vv;
+    int resolved = 0;
+    if (xs_attention_version(&resolved, NULL, &a) != XS_OK) {
+      fprintf(stderr, "# v%d skipped: %s\n", vv, xs_last_error());
+      continue;
+    }
+    cudaMemset(o, 0xFF, nq * 2);
+    bench_row* row = &rows[nrows++];
+    row->version = vv;
+    row->hook = "plain";
+    row->wrong = -1;
+    r = time_forward(&row->ms, &a, (int)reps);
+    if (r != XS_OK) {
+      nrows--;
+      fprintf(stderr, "xstage bench attention: v%d: %s: %s\n", vv, xs_strerror(r), xs_last_error());
+      goto done;
+    }
+    row->tflops = flops / (row->ms * 1e-3) / 1e12;
+    row->vs_plain = 1.0;
+    cudaMemcpy(plain, o, nq * 2, cudaMemcpyDeviceToHost);
+    /* Against version 1 when it ran; else against itself: then only NaN (an element left
+     * unwritten, still poisoned) counts as wrong. */
+    row->wrong = count_off(plain, have_ref ? ref : plain, nq);
+    if (vv == 1) {
+      memcpy(ref, plain, nq * 2);
+      have_ref = 1;
+    }
+    last = vv;
+  }
+  if (!last) goto done;
+  a.version = last;
+  double t_plain = rows[nrows - 1].ms;
+  for (int hk = 0; hk < 2; hk++) {
+    if ((hk == 0 && !do_hbm) || (hk == 1 && !do_host)) continue;
+    xs_attn_args h = a;
+    h.o = NULL;
+    h.epilogue.tile_flags = flags;
+    h.epilogue.flag_value = 1;
+    if (hk == 0) { /* a second HBM region, O's layout */
+      h.epilogue.num_dst = 1;
+      h.epilogue.dst[0] = o2;
+      h.epilogue.tokens_per_dst = (int)S;
+      h.epilogue.stride_b = (int64_t)S * H * d;
+      h.epilogue.stride_s = (int64_t)H * d;
+      h.epilogue.stride_h = d;
+      cudaMemset(o2, 0xFF, nq * 2);
+    } else { /* W = 8 shards of S/8 tokens: shard 0 in HBM, shards 1..7 host-mapped */
+      h.epilogue.num_dst = 8;
+      h.epilogue.dst[0] = o2;
+      for (int i = 1; i < 8; i++) {
+        void* dp = NULL;
+        cudaHostGetDevicePointer(&dp, (uint16_t*)hostbuf + (size_t)(i - 1) * per, 0);
+        h.epilogue.dst[i] = dp;
+      }
+      h.epilogue.tokens_per_dst = tpd;
+      h.epilogue.stride_b = (int64_t)tpd * H * d;
+      h.epilogue.stride_s = (int64_t)H * d;
+      h.epilogue.stride_h = d;
+      cudaMemset(o2, 0xFF, nq * 2);
+      memset(hostbuf, 0xFF, 7 * per * 2);
+    }
+    bench_row* row = &rows[nrows++];
+    row->version = last;
+    row->hook = hk == 0 ? "hbm" : "host";
+    r = time_forward(&row->ms, &h, (int)reps);
+    if (r != XS_OK) {
+      nrows--;
+      fprintf(stderr, "xstage bench attention: hook %s: %s: %s\n", row->hook, xs_strerror(r),
+              xs_last_error());
+      goto done;
+    }
+    row->tflops = flops / (row->ms * 1e-3) / 1e12;
+    row->vs_plain = t_plain / row->ms;
+    /* Gather what the map stored back into O's layout and compare bit for bit. */
+    if (hk == 0) {
+      cudaMemcpy(got, o2, nq * 2, cudaMemcpyDeviceToHost);
+    } else {
+      size_t row_elems = (size_t)H * d;
+      uint16_t* shard0 = malloc(per * 2);
+      if (!shard0) goto done;
+      cudaMemcpy(shard0, o2, per * 2, cudaMemcpyDeviceToHost);
+      for (long b = 0; b < B; b++)
+        for (long t = 0; t < S; t++) {
+          long sh = t / tpd, tr = t % tpd;
+          const uint16_t* src =
+              sh == 0 ? shard0 : (const uint16_t*)hostbuf + (size_t)(sh - 1) * per;
+          memcpy(got + ((size_t)b * S + t) * row_elems, src + ((size_t)b * tpd + tr) * row_elems,
+                 row_elems * 2);
+        }
+      free(shard0);
+    }
+    long long wrong = 0;
+    for (size_t i = 0; i < nq; i++)
+      wrong += got[i] != plain[i];
+    row->wrong = wrong;
+  }
+  ret = 0;
+
+done:
+  if (ret == 0) {
+    if (json) {
+      printf("{\"gpu\": \"%s\", \"B\": %ld, \"H\": %ld, \"S\": %ld, \"Skv\": %ld, \"d\": %ld, "
+             "\"causal\": %d, \"gflop\": %.3f, \"rows\": [",
+             gpu, B, H, S, Skv, d, causal, flops / 1e9);
+      for (int i = 0; i < nrows; i++)
+        printf("%s{\"version\": %d, \"hook\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, "
+               "\"vs_plain\": %.4f, \"wrong\": %lld}",
+               i ? ", " : "", rows[i].version, rows[i].hook, rows[i].ms, rows[i].tflops,
+               rows[i].vs_plain, rows[i].wrong);
+      printf("]}\n");
+    } else {
+      printf("# attention fwd on %s: B=%ld H=%ld S=%ld Skv=%ld d=%ld causal=%d  (%.1f GFLOP)\n",
+             gpu, B, H, S, Skv, d, causal, flops / 1e9);
+      printf("%-8s %-6s %10s %9s %9s %8s\n", "version", "hook", "ms", "TFLOP/s", "vs_plain",
+             "wrong");
+      for (int i = 0; i < nrows; i++)
+        printf("v%-7d %-6s %10.4f %9.1f %9.3f %8lld\n", rows[i].version, rows[i].hook, rows[i].ms,
+               rows[i].tflops, rows[i].vs_plain, rows[i].wrong);
+    }
+    for (int i = 0; i < nrows; i++)
+      if (rows[i].wrong != 0 && rows[i].wrong != -1) ret = 1;
+  }
+  cudaFree(q);
+  cudaFree(k);
+  cudaFree(v);
+  cudaFree(o);
+  cudaFree(o2);
+  cudaFree(flags);
+  cudaFreeHost(hostbuf);
+  free(ref);
+  free(plain);
+  free(got);
+  free(pat);
+  return ret;
+}
+
+#else
 
 int cli_bench_attention(int argc, char** argv) {
   (void)argc;
   (void)argv;
-  fprintf(stderr, "xstage bench attention: not available in this build yet\n");
+  fprintf(stderr, "xstage bench attention: this build has no CUDA\n");
   return 1;
 }
+
+#endif

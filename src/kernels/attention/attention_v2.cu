@@ -1,0 +1,436 @@
+/* attention_v2.cu — version 2: the Hopper attention forward.
+ *
+ *   persistent grid over tiles (batch, head, 128 query rows), one CTA per SM, 3 warpgroups:
+ *     WG0  producer  (setmaxnreg 40): one thread issues TMA loads of Q (per tile) and K, V
+ *                    (per 128-key step) into a shared-memory ring guarded by mbarriers;
+ *     WG1, WG2 consumers (setmaxnreg 232): each owns 64 of the tile's 128 query rows, computes
+ *                    S = Q K^T with wgmma (A, B from shared memory), the online softmax in
+ *                    registers with exp2, and O += P V with wgmma taking P from registers.
+ *   Ping-pong: the two consumers take turns issuing their products (named barriers 1, 2), so
+ *   one warpgroup's softmax runs while the other's matrix products occupy the tensor cores.
+ *   Inside one warpgroup, S_j = Q K_j^T is issued together with O += P_{j-1} V_{j-1}, and the
+ *   softmax of S_j runs while the P V product drains.
+ *   Epilogue: O / l through a padded shared-memory staging tile, 16-byte coalesced stores to
+ *   the destination map (plain: O itself), LSE per row, then an optional per-tile flag.
+ *
+ * Run: xstage bench attention --B 1 --H 24 --S 4608 --d 128 --version 2
+ */
+#include "kernels/attention/attention_internal.h"
+#include "xstage/ptx.cuh"
+
+/* ---- compile-time config block ---- */
+template <int D> struct v2_cfg {
+  static constexpr int BM = XS_ATTN_TILE_M;      /* query rows per CTA tile */
+  static constexpr int WG_M = 64;                /* query rows per consumer warpgroup */
+  static constexpr int BN = XSI_ATTN_V2_BN;      /* keys per step */
+  static constexpr int STAGES = D == 64 ? 3 : 2; /* K/V ring depth */
+  static constexpr int CHUNKS = D / 64;          /* 128-byte swizzle atoms across the head dim */
+  static constexpr int THREADS = 384;            /* producer + 2 consumer warpgroups */
+  static constexpr int PRODUCER_REGS = 40;       /* NOTE: 40 + 2 x 232 uses the whole file */
+  static constexpr int CONSUMER_REGS = 232;
+  static constexpr uint32_t Q_BYTES = BM * D * 2;
+  static constexpr uint32_t KV_BYTES = BN * D * 2; /* one K or one V stage */
+  static constexpr int O_ROW_BYTES = D * 2 + 16;   /* NOTE: +16 B pad: conflict-free staging */
+  static constexpr uint32_t O_BYTES = WG_M * O_ROW_BYTES; /* per consumer warpgroup */
+  static constexpr uint32_t OFF_Q = 0;
+  static constexpr uint32_t OFF_K = OFF_Q + Q_BYTES;
+  static constexpr uint32_t OFF_V = OFF_K + STAGES * KV_BYTES;
+  static constexpr uint32_t OFF_O = OFF_V + STAGES * KV_BYTES;
+  static constexpr uint32_t OFF_BAR = OFF_O + 2 * O_BYTES;
+  static constexpr uint32_t NUM_BARS = 2 + 4 * STAGES; /* q_full, q_empty, k/v full/empty */
+  static constexpr uint32_t SMEM = OFF_BAR + NUM_BARS * 8 + 1024; /* +1024: base alignment */
+  static_assert(D == 64 || D == 128, "head dim 64 or 128");
+  static_assert(SMEM <= 227 * 1024, "shared memory over the sm_90 per-block limit");
+  static_assert(OFF_K % 1024 == 0 && KV_BYTES % 1024 == 0, "TMA/wgmma 128B-swizzle alignment");
+  static_assert(PRODUCER_REGS * 128 + 2 * CONSUMER_REGS * 128 <= 65536, "register file");
+  static_assert(BM == 2 * WG_M && BN % 16 == 0, "tile shape");
+};
+
+/* Named barriers (0 is __syncthreads). */
+#define V2_BAR_SCHED 1 /* 1, 2: ping-pong turn of consumer 0, 1 */
+#define V2_BAR_EPI 3   /* 3, 4: consumer warpgroup's own epilogue */
+#define V2_BAR_FLAG 5  /* both consumers: a tile's stores done before its flag */
+
+/* Tile at schedule position pos: returns the tile index; *bh = b * H + h, *qt = query tile. */
+static __device__ __forceinline__ int v2_tile_at(const attn_params& p, int pos, int* bh, int* qt) {
+  int tile;
+  if (p.order) {
+    tile = p.order[pos];
+  } else {
+    /* NOTE: default order walks heads one after another (neighbouring CTAs share K/V in L2);
+     * causal runs each head's longest query tiles first, so the tail of the grid is short. */
+    int b_h = pos / p.n_qtiles, i = pos - b_h * p.n_qtiles;
+    tile = b_h * p.n_qtiles + (p.causal ? p.n_qtiles - 1 - i : i);
+  }
+  *bh = tile / p.n_qtiles;
+  *qt = tile - *bh * p.n_qtiles;
+  return tile;
+}
+
+/* Key steps of a tile starting at query row m0. */
+static __device__ __forceinline__ int v2_num_kv(const attn_params& p, int m0, int BN) {
+  int end = p.causal ? min(p.Skv, m0 + XS_ATTN_TILE_M) : p.Skv;
+  return (end + BN - 1) / BN;
+}
+
+/* Producer: one thread streams Q and the K/V ring. Phases: q_empty/k_empty/v_empty are waited
+ * with the parity of the previous round (a fresh barrier passes parity 1). */
+template <int D>
+static __device__ void v2_producer(const attn_params& p, const CUtensorMap* tq,
+                                   const CUtensorMap* tk, const CUtensorMap* tv, uint8_t* smem,
+                                   uint64_t* bars) {
+  typedef v2_cfg<D> C;
+  uint64_t *q_full = bars, *q_empty = bars + 1;
+  uint64_t *k_full = bars + 2, *k_empty = k_full + C::STAGES;
+  uint64_t *v_full = k_empty + C::STAGES, *v_empty = v_full + C::STAGES;
+  uint32_t q_phase = 0, kv_phase = 0;
+  int stage = 0;
+  for (int pos = blockIdx.x; pos < p.num_tiles; pos += gridDim.x) {
+    int bh, qt;
+    v2_tile_at(p, pos, &bh, &qt);
+    int b = bh / p.H, h = bh - b * p.H, m0 = qt * C::BM;
+    xs_mbar_wait(q_empty, q_phase ^ 1);
+    xs_mbar_arrive_expect_tx(q_full, C::Q_BYTES);
+#pragma unroll
+    for (int c = 0; c < C::CHUNKS; c++)
+      xs_attn_tma_load_4d(smem + C::OFF_Q + c * (C::BM * 128), tq, q_full, c * 64, h, m0, b);
+    q_phase ^= 1;
+    int n_kv = v2_num_kv(p, m0, C::BN);
+    for (int j = 0; j < n_kv; j++) {
+      xs_mbar_wait(&k_empty[stage], kv_phase ^ 1);
+      xs_mbar_arrive_expect_tx(&k_full[stage], C::KV_BYTES);
+#pragma unroll
+      for (int c = 0; c < C::CHUNKS; c++)
+        xs_attn_tma_load_4d(smem + C::OFF_K + stage * C::KV_BYTES + c * (C::BN * 128), tk,
+                            &k_full[stage], c * 64, h, j * C::BN, b);
+      xs_mbar_wait(&v_empty[stage], kv_phase ^ 1);
+      xs_mbar_arrive_expect_tx(&v_full[stage], C::KV_BYTES);
+#pragma unroll
+      for (int c = 0; c < C::CHUNKS; c++)
+        xs_attn_tma_load_4d(smem + C::OFF_V + stage * C::KV_BYTES + c * (C::BN * 128), tv,
+                            &v_full[stage], c * 64, h, j * C::BN, b);
+      if (++stage == C::STAGES) {
+        stage = 0;
+        kv_phase ^= 1;
+      }
+    }
+  }
+}
+
+/* S = Q K^T for one warpgroup: D/16 wgmma k-steps, A = this warpgroup's 64 Q rows, B = the
+ * stage's 128 keys, both K-major in 128-byte swizzled atoms (+32 B per k16 inside an atom). */
+template <int D>
+static __device__ __forceinline__ void v2_issue_qk(float (&s)[64], uint32_t q_addr,
+                                                   uint32_t k_addr) {
+  typedef v2_cfg<D> C;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ks++) {
+    uint32_t off = (ks % 4) * 32;
+    uint64_t da = xs_attn_desc_sw128(q_addr + (ks / 4) * (C::BM * 128) + off, 16, 1024);
+    uint64_t db = xs_attn_desc_sw128(k_addr + (ks / 4) * (C::BN * 128) + off, 16, 1024);
+    xs_wgmma_m64n128k16_bf16_ss(s, da, db, ks > 0);
+  }
+}
+
+/* O += P V: BN/16 k-steps over keys, A = P (registers), B = V stage, N-major: 64-wide head-dim
+ * blocks BN*128 bytes apart (lbo), 8-key groups 1024 bytes apart (sbo), +2048 B per k16. */
+template <int D>
+static __device__ __forceinline__ void v2_issue_pv(float (&o)[D / 2], const uint32_t* pr,
+                                                   uint32_t v_addr) {
+  typedef v2_cfg<D> C;
+#pragma unroll
+  for (int ks = 0; ks < C::BN / 16; ks++) {
+    uint64_t db = xs_attn_desc_sw128(v_addr + ks * 2048, C::BN * 128, 1024);
+    if (D == 128)
+      xs_attn_wgmma_rs_m64n128k16_tb(o, pr + 4 * ks, db, 1);
+    else
+      xs_attn_wgmma_rs_m64n64k16_tb(o, pr + 4 * ks, db, 1);
+  }
+}
+
+/* Online softmax on S_j (row g in s[4j+0..1], row g+8 in s[4j+2..3]): masks keys past Skv and,
+ * when causal, past the row; updates the running max m and partial sum l of both rows, turns
+ * s into exp2(scale_log2 * (s - m)), returns the factors the old O must be scaled by. */
+template <int NS>
+static __device__ __forceinline__ void v2_softmax(float* s, float* m, float* l, float* alpha,
+                                                  const attn_params& p, int n0, int row0,
+                                                  bool mask) {
+  int t = threadIdx.x & 3;
+  if (mask) {
+#pragma unroll
+    for (int i = 0; i < NS; i++) {
+      int col = n0 + 8 * (i / 4) + 2 * t + (i & 1);
+      int row = row0 + 8 * ((i >> 1) & 1);
+      if (col >= p.Skv || (p.causal && col > row)) s[i] = -INFINITY;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; r++) {
+    float mx = m[r];
+#pragma unroll
+    for (int j = 0; j < NS / 4; j++)
+      mx = fmaxf(mx, fmaxf(s[4 * j + 2 * r], s[4 * j + 2 * r + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    /* NOTE: a row with no visible key yet keeps max -inf; offset 0 keeps exp2 finite. */
+    float off = mx == -INFINITY ? 0.0f : mx * p.scale_log2;
+    alpha[r] = xs_attn_exp2(m[r] * p.scale_log2 - off);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NS / 4; j++) {
+      float a = xs_attn_exp2(fmaf(s[4 * j + 2 * r], p.scale_log2, -off));
+      float b = xs_attn_exp2(fmaf(s[4 * j + 2 * r + 1], p.scale_log2, -off));
+      s[4 * j + 2 * r] = a;
+      s[4 * j + 2 * r + 1] = b;
+      sum += a + b;
+    }
+    l[r] = l[r] * alpha[r] + sum; /* partial over this thread's columns; quad-summed at the end */
+    m[r] = mx;
+  }
+}
+
+/* Epilogue of one consumer warpgroup: O / l to staging, then coalesced 16-byte stores. */
+template <int D, bool kMap>
+static __device__ void v2_epilogue(const attn_params& p, float* o, const float* m, float* l,
+                                   uint8_t* stage, int cw, int b, int h, int m0) {
+  typedef v2_cfg<D> C;
+  int tid = threadIdx.x & 127, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int r = 0; r < 2; r++) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    int row_local = 16 * warp + g + 8 * r;
+#pragma unroll
+    for (int j = 0; j < D / 8; j++) {
+      uint32_t v = xs_attn_pack_bf16x2(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      *(uint32_t*)(stage + row_local * C::O_ROW_BYTES + (8 * j + 2 * t) * 2) = v;
+    }
+    int row = m0 + C::WG_M * cw + row_local;
+    if (p.lse && t == 0 && row < p.S)
+      p.lse[((int64_t)b * p.H + h) * p.S + row] =
+          (m[r] * p.scale_log2 + __log2f(l[r])) * 0.69314718055994531f;
+  }
+  xs_named_bar_sync(V2_BAR_EPI + cw, 128);
+  constexpr int VPR = D / 8; /* 16-byte vectors per row */
+#pragma unroll
+  for (int i = 0; i < C::WG_M * VPR / 128; i++) {
+    int idx = tid + 128 * i, rl = idx / VPR, cv = idx - rl * VPR;
+    int s = m0 + C::WG_M * cw + rl;
+    if (s < p.S) {
+      uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
+      int r = 0, sr = s;
+      if (kMap) {
+        r = s / p.tokens_per_dst;
+        sr = s - r * p.tokens_per_dst;
+      }
+      uint16_t* dst = p.dst[r] + b * p.stride_b + (int64_t)sr * p.stride_s +
+                      (int64_t)(h + p.head_offset) * p.stride_h + cv * 8;
+      xs_st_v4(dst, val);
+    }
+  }
+  /* NOTE: the staging tile is rewritten by the next tile's epilogue: all reads done first. */
+  xs_named_bar_sync(V2_BAR_EPI + cw, 128);
+}
+
+/* Consumer warpgroup cw (0 or 1): rows [m0 + 64 cw, m0 + 64 cw + 64) of every tile it runs. */
+template <int D, bool kMap>
+static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t* bars, int cw) {
+  typedef v2_cfg<D> C;
+  constexpr int NS = C::BN / 2; /* S accumulators per thread (64 x BN over 128 threads) */
+  constexpr int NO = D / 2;     /* O accumulators per thread */
+  uint64_t *q_full = bars, *q_empty = bars + 1;
+  uint64_t *k_full = bars + 2, *k_empty = k_full + C::STAGES;
+  uint64_t *v_full = k_empty + C::STAGES, *v_empty = v_full + C::STAGES;
+  int tid = threadIdx.x & 127, warp = tid >> 5, lane = tid & 31;
+  uint32_t q_addr = xs_smem_u32(smem + C::OFF_Q) + cw * (C::WG_M * 128);
+  uint32_t k_base = xs_smem_u32(smem + C::OFF_K), v_base = xs_smem_u32(smem + C::OFF_V);
+  uint32_t my_turn = V2_BAR_SCHED + cw, other_turn = V2_BAR_SCHED + (1 - cw);
+  uint32_t q_phase = 0, kv_phase = 0;
+  int stage = 0;
+  float s[NS], o[NO];
+  uint32_t pr[NS / 2];
+  if (cw == 1) xs_attn_bar_arrive(V2_BAR_SCHED + 0, 256); /* consumer 0 takes the first turn */
+  for (int pos = blockIdx.x; pos < p.num_tiles; pos += gridDim.x) {
+    int bh, qt;
+    int tile = v2_tile_at(p, pos, &bh, &qt);
+    int b = bh / p.H, h = bh - b * p.H, m0 = qt * C::BM;
+    int row0 = m0 + C::WG_M * cw + 16 * warp + (lane >> 2); /* this thread's first row */
+    int row_min = m0 + C::WG_M * cw;                        /* this warpgroup's first row */
+    int n_kv = v2_num_kv(p, m0, C::BN);
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2] = {1.0f, 1.0f};
+#pragma unroll
+    for (int i = 0; i < NO; i++)
+      o[i] = 0.0f;
+    xs_mbar_wait(q_full, q_phase);
+    q_phase ^= 1;
+    /* Step 0 (peeled: every branch below is uniform, so ptxas can prove each accumulator's
+     * wgmma group complete before ordinary code touches it). */
+    xs_mbar_wait(&k_full[stage], kv_phase);
+    xs_named_bar_sync(my_turn, 256);
+    xs_wgmma_fence_regs(s);
+    xs_wgmma_fence();
+    v2_issue_qk<D>(s, q_addr, k_base + stage * C::KV_BYTES);
+    xs_wgmma_commit();
+    xs_attn_bar_arrive(other_turn, 256);
+    xs_wgmma_wait<0>();
+    xs_wgmma_fence_regs(s);
+    __syncwarp();
+    if (lane == 0) {
+      xs_mbar_arrive(&k_empty[stage]);
+      if (n_kv == 1) xs_mbar_arrive(q_empty);
+    }
+    v2_softmax<NS>(s, m, l, alpha, p, 0, row0, C::BN > p.Skv || (p.causal && C::BN - 1 > row_min));
+#pragma unroll
+    for (int i = 0; i < NS / 2; i++)
+      pr[i] = xs_attn_pack_bf16x2(s[2 * i], s[2 * i + 1]);
+    int prev_stage = stage;
+    uint32_t prev_phase = kv_phase;
+    if (++stage == C::STAGES) {
+      stage = 0;
+      kv_phase ^= 1;
+    }
+    for (int j = 1; j < n_kv; j++) {
+      int n0 = j * C::BN;
+      xs_mbar_wait(&k_full[stage], kv_phase);
+      /* Phase 1 (our turn on the tensor cores): issue S_j, then O = O * alpha + P_{j-1} V_{j-1}
+       * (the rescale runs while S_j is in flight; O is not one of its accumulators). */
+      xs_named_bar_sync(my_turn, 256);
+      xs_wgmma_fence_regs(s);
+      xs_wgmma_fence();
+      v2_issue_qk<D>(s, q_addr, k_base + stage * C::KV_BYTES);
+      xs_wgmma_commit();
+#pragma unroll
+      for (int i = 0; i < NO; i++)
+        o[i] *= alpha[(i >> 1) & 1];
+      xs_mbar_wait(&v_full[prev_stage], prev_phase);
+      xs_wgmma_fence_regs(o);
+      xs_attn_fence_regs_u32<NS / 2>(pr);
+      xs_wgmma_fence();
+      v2_issue_pv<D>(o, pr, v_base + prev_stage * C::KV_BYTES);
+      xs_wgmma_commit();
+      xs_attn_bar_arrive(other_turn, 256);
+      /* Phase 2: S_j done -> softmax while P V runs; then release K_j (and Q after the last
+       * step), wait for P V, release V_{j-1}. */
+      xs_wgmma_wait<1>();
+      xs_wgmma_fence_regs(s);
+      bool mask = n0 + C::BN > p.Skv || (p.causal && n0 + C::BN - 1 > row_min);
+      v2_softmax<NS>(s, m, l, alpha, p, n0, row0, mask);
+      /* NOTE: K_j is released after the softmax, not right after the wait above: the branch
+       * around the arrive ends the basic block, and ptxas then keeps the P V wait below the
+       * softmax (it hoists a wgmma wait to the top of its block, which would serialise the
+       * softmax behind P V: seen in SASS, MUFU.EX2 after WARPGROUP.DEPBAR.LE gsb0, 0x0). */
+      __syncwarp();
+      if (lane == 0) {
+        xs_mbar_arrive(&k_empty[stage]);
+        if (j == n_kv - 1) xs_mbar_arrive(q_empty);
+      }
+      xs_wgmma_wait<0>();
+      xs_wgmma_fence_regs(o);
+      /* Phase 3: P_j to bf16 registers: accumulator chunks 2kk, 2kk+1 = A fragment kk. */
+#pragma unroll
+      for (int i = 0; i < NS / 2; i++)
+        pr[i] = xs_attn_pack_bf16x2(s[2 * i], s[2 * i + 1]);
+      __syncwarp();
+      if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
+      prev_stage = stage;
+      prev_phase = kv_phase;
+      if (++stage == C::STAGES) {
+        stage = 0;
+        kv_phase ^= 1;
+      }
+    }
+    /* Last step: O = O * alpha + P_last V_last, in our turn. */
+#pragma unroll
+    for (int i = 0; i < NO; i++)
+      o[i] *= alpha[(i >> 1) & 1];
+    xs_mbar_wait(&v_full[prev_stage], prev_phase);
+    xs_named_bar_sync(my_turn, 256);
+    xs_wgmma_fence_regs(o);
+    xs_attn_fence_regs_u32<NS / 2>(pr);
+    xs_wgmma_fence();
+    v2_issue_pv<D>(o, pr, v_base + prev_stage * C::KV_BYTES);
+    xs_wgmma_commit();
+    xs_attn_bar_arrive(other_turn, 256);
+    xs_wgmma_wait<0>();
+    xs_wgmma_fence_regs(o);
+    __syncwarp();
+    if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
+    v2_epilogue<D, kMap>(p, o, m, l, smem + C::OFF_O + cw * C::O_BYTES, cw, b, h, m0);
+    if (p.flags) {
+      /* Both halves of the tile are stored (barrier), then one thread publishes them: the
+       * system-scope fence makes every store above visible before the flag (release). */
+      xs_named_bar_sync(V2_BAR_FLAG, 256);
+      if (cw == 0 && tid == 0) {
+        xs_fence_acq_rel_sys();
+        xs_st_release_sys_u32(p.flags + tile, p.flag_value);
+      }
+    }
+  }
+  if (cw == 0) xs_named_bar_sync(V2_BAR_SCHED + 0, 256); /* consume consumer 1's last turn */
+}
+
+template <int D, bool kMap>
+__global__ void __launch_bounds__(384, 1)
+    attention_kernel_v2(const __grid_constant__ CUtensorMap tq,
+                        const __grid_constant__ CUtensorMap tk,
+                        const __grid_constant__ CUtensorMap tv,
+                        const __grid_constant__ attn_params p) {
+  typedef v2_cfg<D> C;
+  extern __shared__ uint8_t smem_raw[];
+  /* NOTE: the 128-byte swizzle repeats every 1024 bytes of address: align the base by hand. */
+  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  uint64_t* bars = (uint64_t*)(smem + C::OFF_BAR);
+  if (threadIdx.x == 0) {
+    xs_mbar_init(&bars[0], 1); /* q_full: the producer's expect_tx + TMA bytes */
+    xs_mbar_init(&bars[1], 8); /* q_empty: lane 0 of each of the 8 consumer warps */
+    for (int i = 0; i < C::STAGES; i++) {
+      xs_mbar_init(&bars[2 + i], 1);                 /* k_full */
+      xs_mbar_init(&bars[2 + C::STAGES + i], 8);     /* k_empty */
+      xs_mbar_init(&bars[2 + 2 * C::STAGES + i], 1); /* v_full */
+      xs_mbar_init(&bars[2 + 3 * C::STAGES + i], 8); /* v_empty */
+    }
+    xs_fence_mbar_init();
+  }
+  __syncthreads();
+  int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    xs_setmaxnreg_dec<C::PRODUCER_REGS>();
+    if (threadIdx.x == 0) {
+      xs_tma_prefetch_map(&tq);
+      xs_tma_prefetch_map(&tk);
+      xs_tma_prefetch_map(&tv);
+      v2_producer<D>(p, &tq, &tk, &tv, smem, bars);
+    }
+  } else {
+    xs_setmaxnreg_inc<C::CONSUMER_REGS>();
+    v2_consumer<D, kMap>(p, smem, bars, wg - 1);
+  }
+}
+
+template <int D, bool kMap>
+static xs_result v2_launch(const attn_params* p, const CUtensorMap* tq, const CUtensorMap* tk,
+                           const CUtensorMap* tv, int num_sms, cudaStream_t stream) {
+  typedef v2_cfg<D> C;
+  cudaError_t e = cudaFuncSetAttribute(attention_kernel_v2<D, kMap>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
+  if (e != cudaSuccess)
+    return xsi_set_error(XS_ERR_CUDA, "attention v2: set shared memory %u: %s", C::SMEM,
+                         cudaGetErrorString(e));
+  int grid = p->num_tiles < num_sms ? p->num_tiles : num_sms;
+  attention_kernel_v2<D, kMap><<<grid, C::THREADS, C::SMEM, stream>>>(*tq, *tk, *tv, *p);
+  e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return xsi_set_error(XS_ERR_CUDA, "attention v2 launch (d=%d, grid %d): %s", D, grid,
+                         cudaGetErrorString(e));
+  return XS_OK;
+}
+
+xs_result xsi_attention_v2(const attn_params* p, const CUtensorMap* tq, const CUtensorMap* tk,
+                           const CUtensorMap* tv, int num_sms, cudaStream_t stream) {
+  if (p->D == 128)
+    return p->map ? v2_launch<128, true>(p, tq, tk, tv, num_sms, stream)
+                  : v2_launch<128, false>(p, tq, tk, tv, num_sms, stream);
+  return p->map ? v2_launch<64, true>(p, tq, tk, tv, num_sms, stream)
+                : v2_launch<64, false>(p, tq, tk, tv, num_sms, stream);
+}
