@@ -1,4 +1,376 @@
-/* xstage/calib.h — placeholder until its issue lands. */
+/* xstage/calib.h — X-Stage microbenchmarks (xbench) and calibration (host side, plain C11).
+ *
+ * Three layers (docs/calibration.md):
+ *   1. xbench: K producer CTAs issue `bursts` equal bursts of V bytes to a target buffer with a
+ *      gap G of real work (FMA loop) or a %globaltimer spin between bursts, and time every burst
+ *      of every producer. xs_xbench_run() measures one configuration; a session (xs_xbench_create)
+ *      keeps the buffers for many configurations.
+ *   2. the sweep planner and the measurement CSV writer (pure C; no GPU needed).
+ *   3. xs_calibrate(): probes T0, R, Q, runs the planned K x V x G sweep, fits the model
+ *      (xs_model_fit, held-out split), writes CSV + profile JSON + SVG and fills a report.
+ *
+ * GPU entry points return XS_ERR_UNSUPPORTED in a build without CUDA and XS_ERR_NO_DEVICE when
+ * no GPU is usable. Nothing here prints; progress goes through an optional callback.
+ */
 #ifndef XSTAGE_CALIB_H
 #define XSTAGE_CALIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
 #endif
+
+#ifndef XSTAGE_XSTAGE_H
+#include "xstage/xstage.h"
+#endif
+
+/* ------------------------------------------------------------------------- enums ----- */
+
+typedef enum xs_flavour {
+  XS_FLAVOUR_ST = 0,         /* st.global.v4.b32 (weak), 16 B per thread per store */
+  XS_FLAVOUR_ST_RELAXED = 1, /* st.relaxed.sys.global.v4.b32 */
+  XS_FLAVOUR_ST_RELEASE = 2, /* st.release.sys.global.v4.b32 */
+  XS_FLAVOUR_TMA = 3,        /* cp.async.bulk.global.shared::cta, 32 KB copies, one thread */
+} xs_flavour;
+#define XS_FLAVOUR_COUNT 4
+
+typedef enum xs_gap_mode {
+  XS_GAP_FMA = 0,  /* the gap is real work: an FMA loop calibrated to G ns at session start */
+  XS_GAP_SPIN = 1, /* the gap is a %globaltimer spin of G ns */
+} xs_gap_mode;
+
+typedef enum xs_sync_mode {
+  XS_SYNC_GRID = 0, /* every burst starts after a grid barrier across the K producers */
+  XS_SYNC_FREE = 1, /* no barrier: each producer runs its own burst/gap sequence */
+} xs_sync_mode;
+
+typedef enum xs_target_kind {
+  XS_TARGET_HOST = 0, /* cudaHostAlloc(mapped) pinned host memory: the PCIe path */
+  XS_TARGET_HBM = 1,  /* cudaMalloc on the producing device */
+  XS_TARGET_PEER = 2, /* cudaMalloc on a peer device, reached through P2P (>= 2 GPUs) */
+} xs_target_kind;
+
+typedef struct xs_target {
+  xs_target_kind kind;
+  int peer; /* peer device ordinal (XS_TARGET_PEER only), else -1 */
+} xs_target;
+
+/* Names: "st.global.v4", "st.relaxed.sys.v4", "st.release.sys.v4", "tma.bulk"; "fma", "spin";
+ * "sync", "free"; "host", "hbm", "peer:N". Parsers accept the short forms "st", "relaxed",
+ * "release", "tma" too. Unknown names: XS_ERR_INVALID_ARG listing the known ones. */
+const char* xs_flavour_name(xs_flavour f); /* never NULL */
+const char* xs_gap_mode_name(xs_gap_mode m);
+const char* xs_sync_mode_name(xs_sync_mode m);
+xs_result xs_flavour_parse(xs_flavour* out, const char* s);
+xs_result xs_gap_mode_parse(xs_gap_mode* out, const char* s);
+xs_result xs_sync_mode_parse(xs_sync_mode* out, const char* s);
+xs_result xs_target_parse(xs_target* out, const char* s);
+/* "host", "hbm" or "peer:N" into buf (n >= 16). */
+xs_result xs_target_name(char* buf, size_t n, xs_target t);
+
+/* ------------------------------------------------------------------------ xbench ----- */
+
+#define XS_XBENCH_THREADS 256     /* threads per producer CTA */
+#define XS_XBENCH_TMA_CHUNK 32768 /* bytes per bulk copy (the shared-memory source) */
+#define XS_XBENCH_MAX_BURSTS 4096
+
+typedef struct xs_xbench_config {
+  size_t size;      /* sizeof(xs_xbench_config): set by the initializer */
+  int device;       /* CUDA device that runs the producers */
+  xs_target target; /* where the bursts go */
+  int K;            /* producer CTAs, 1..SM count (all co-resident) */
+  double V;         /* bytes per burst, all producers together, > 0. Each producer stores
+                     * ceil(V/K) rounded up to 16 B; the effective V is reported. */
+  double gap_ns;    /* nominal gap between bursts, ns, >= 0 */
+  int bursts;       /* bursts in the sequence, 1..XS_XBENCH_MAX_BURSTS */
+  xs_flavour flavour;
+  int flag; /* 1: each producer ends its burst with red.release.sys.add on a flag
+             * in the target memory (counted in its issue time) */
+  xs_gap_mode gap_mode;
+  xs_sync_mode sync_mode;
+  int warmup;        /* 1: touch every target page used before timing (default 1) */
+  int check;         /* 1: poison the target before, verify every byte after (slow) */
+  double timeout_ms; /* bound on every barrier wait (plus 2 x gap_ns); > 0 (default 2000) */
+} xs_xbench_config;
+
+#define XS_XBENCH_CONFIG_INITIALIZER                                                               \
+  {                                                                                                \
+    sizeof(xs_xbench_config), 0, {XS_TARGET_HOST, -1}, 16, 1048576.0, 0.0, 16, XS_FLAVOUR_ST, 0,   \
+        XS_GAP_FMA, XS_SYNC_GRID, 1, 0, 2000.0                                                     \
+  }
+
+/* Raw timestamps of one producer in one burst. Globaltimer values are ns on a clock shared by
+ * all SMs; clock64 values are cycles of the producer's own SM (not comparable across SMs). */
+typedef struct xs_xbench_stamp {
+  uint64_t start_ns;  /* burst start (after the grid barrier in sync mode) */
+  uint64_t ret_ns;    /* issuing thread got control back (TMA: after issuing all copies;
+                       * st flavours: all stores issued, before the flag if any) */
+  uint64_t end_ns;    /* issue end: all the producer's stores issued (TMA: wait_group.read
+                       * returned, i.e. the source may be reused), flag included */
+  uint64_t start_cyc; /* clock64 at start_ns */
+  uint64_t end_cyc;   /* clock64 at end_ns */
+} xs_xbench_stamp;
+
+/* One burst, reduced over the producers. */
+typedef struct xs_xbench_burst {
+  double t_start_ns;    /* burst start relative to burst 0's start */
+  double t_iss_ns;      /* slowest producer: max(end) - start (sync: common start; free: per
+                         * producer start). From clock64 when %globaltimer is coarser than
+                         * 64 ns; >= 1 ns */
+  double t_iss_mean_ns; /* the mean producer's issue time, in [1 ns, t_iss_ns] */
+  double t_ret_ns;      /* slowest producer's return of control (TMA: the hand-over; st
+                         * flavours: t_iss_ns without the flag) */
+  double t_iss_cyc_ns;  /* slowest producer from clock64 cycles (converted with the SM clock) */
+  double gap_ns;        /* measured gap before the NEXT burst: next start - this end (sync:
+                         * slowest end; free: mean over producers); NaN for the last burst */
+} xs_xbench_burst;
+
+typedef struct xs_xbench_summary {
+  size_t size;
+  double V;            /* effective bytes per burst (K x per-producer bytes) */
+  double per_producer; /* bytes per producer per burst (multiple of 16) */
+  double gap_nominal_ns;
+  double gap_measured_ns; /* mean of the measured gaps over the sequence (0 if one burst) */
+  double t_iss_first_ns;  /* burst 0 (from idle), slowest producer */
+  double t_iss_steady_ns; /* median over the second half of the bursts */
+  double t_iss_mean_steady_ns;
+  double period_ns;        /* mean start-to-start time over the second half (0 if < 3 bursts) */
+  double rate_gbps;        /* V / period: bytes/ns sustained over the second half */
+  double total_ns;         /* first start to last end */
+  double fma_iters_per_ns; /* the session's FMA calibration */
+  double sm_clock_ghz;     /* clock64 cycles per globaltimer ns, measured in this run */
+  double timer_res_ns;     /* smallest non-zero %globaltimer step seen by the session */
+  double kernel_ms;        /* host-measured kernel time (cudaEvent) */
+  long bytes_checked;      /* bytes verified (check = 1), else 0 */
+  long bytes_wrong;        /* bytes with a wrong value after the run (check = 1) */
+  long flag_wrong;         /* producers whose flag count is wrong (flag && check) */
+  char device[64];
+  char transport[32]; /* "host", "hbm", "peer:N" */
+} xs_xbench_summary;
+
+typedef struct xs_xbench xs_xbench; /* a session: device, target buffer, timers (opaque) */
+
+/* Create a session on `device` for `target` with a target ring of at least ring_bytes (0 =
+ * 256 MiB; bursts go to consecutive 4 KiB-aligned slots of the ring so that consecutive bursts
+ * write different memory). Enables peer access for XS_TARGET_PEER. Calibrates the FMA loop
+ * (iterations per ns) and the timer resolution. Destroy with xs_xbench_destroy. */
+xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t ring_bytes);
+xs_result xs_xbench_destroy(xs_xbench* b); /* NULL: no-op */
+/* The session's SM count and FMA calibration (either out may be NULL). */
+xs_result xs_xbench_info(int* sm_count, double* fma_iters_per_ns, const xs_xbench* b);
+
+/* Measure one configuration in session b (cfg->device and cfg->target must match it).
+ * bursts: cfg->bursts entries (may be NULL); stamps: cfg->bursts * cfg->K entries, burst-major
+ * (may be NULL); summary may be NULL. Blocks until the kernel ends. A device spin that exceeds
+ * cfg->timeout_ms ends the kernel and returns XS_ERR_TIMEOUT. check = 1 with wrong bytes
+ * returns XS_ERR_INTERNAL (the summary still says how many). */
+xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
+                            xs_xbench_summary* summary, xs_xbench* b, const xs_xbench_config* cfg);
+
+/* One-shot: create a session sized for cfg, measure, destroy. */
+xs_result xs_xbench_run(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
+                        xs_xbench_summary* summary, const xs_xbench_config* cfg);
+
+/* cudaMemcpy bandwidth between pinned host memory and `device`, bytes each way (0 = 256 MiB),
+ * median of reps (0 = 5) timed copies after one warm-up: bytes/ns (= GB/s). */
+xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, size_t bytes,
+                              int reps);
+
+/* ------------------------------------------------------- the measurement CSV rows ----- */
+
+/* One measured burst as written to the measurement CSV (columns in this order):
+ * transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,t_ret_ns,
+ * t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep */
+typedef struct xs_calib_row {
+  char transport[32];
+  int K;
+  double V;              /* bytes (effective) */
+  double gap_ns;         /* measured gap (mean over the sequence) */
+  long burst_index;      /* 0-based within its sequence started from idle */
+  double t_iss_ns;       /* slowest producer */
+  double t_iss_mean_ns;  /* mean producer */
+  double gap_nominal_ns; /* requested gap */
+  double t_ret_ns;
+  double t_iss_cyc_ns;
+  char flavour[24];
+  char mode[8]; /* sync mode */
+  char gap_mode[8];
+  char phase[8]; /* "t0", "R", "Q", "grid", "repeat", "xbench" */
+  long point;    /* index of the sequence in the run */
+  int rep;       /* repetition of the same configuration */
+} xs_calib_row;
+
+/* Append the rows of one measured sequence to *rows (realloc'ed; *n and *cap updated).
+ * phase is copied (at most 7 chars). */
+xs_result xs_calib_rows_append(xs_calib_row** rows, size_t* n, size_t* cap,
+                               const xs_xbench_config* cfg, const xs_xbench_summary* s,
+                               const xs_xbench_burst* bursts, const char* phase, long point,
+                               int rep);
+
+/* Format rows as CSV (header + one line per row; numbers round-trip exactly). *out is
+ * malloc'ed, caller frees. n may be 0 (header only). */
+xs_result xs_calib_csv_format(char** out, size_t* len, const xs_calib_row* rows, size_t n);
+/* The same, written atomically to path. */
+xs_result xs_calib_csv_write(const char* path, const xs_calib_row* rows, size_t n);
+
+/* ------------------------------------------------------------------- the planner ----- */
+
+typedef enum xs_calib_level {
+  XS_CALIB_QUICK = 0, /* <= 60 s of GPU time: probes + a small grid */
+  XS_CALIB_FULL = 1,  /* <= 5 min of GPU time: probes + >= 300 grid points */
+} xs_calib_level;
+
+typedef enum xs_sweep_phase {
+  XS_PHASE_T0 = 0,     /* issue time from idle: short sequences with a long gap */
+  XS_PHASE_R = 1,      /* sustained injection: long G = 0 sequences of big bursts */
+  XS_PHASE_Q = 2,      /* single bursts of growing V (the knee gives Q) */
+  XS_PHASE_GRID = 3,   /* the K x V x G burst-gap grid */
+  XS_PHASE_REPEAT = 4, /* one configuration measured 5 times (repeatability) */
+} xs_sweep_phase;
+
+const char* xs_sweep_phase_name(xs_sweep_phase p); /* "t0", "R", "Q", "grid", "repeat" */
+
+typedef struct xs_sweep_point {
+  xs_sweep_phase phase;
+  int K;
+  double V; /* bytes */
+  double G; /* nominal gap, ns */
+  int bursts;
+  int rep;         /* repetition index (REPEAT), else 0 */
+  double G_centre; /* GRID: the predicted transition gap the G values surround, else 0 */
+  double est_ns;   /* estimated GPU time of the sequence, launch overhead included */
+} xs_sweep_point;
+
+typedef struct xs_sweep_options {
+  size_t size;
+  xs_calib_level level;
+  int sm_count;       /* K values are capped to it (> 0) */
+  double max_V;       /* bytes: largest burst the target ring can take (> 0) */
+  double budget_ns;   /* cap on the summed estimate (0 = 60 s quick, 300 s full, with 20%
+                       * kept in reserve for launches and copies) */
+  double overhead_ns; /* estimated fixed cost of one measured sequence (0 = 400 us) */
+} xs_sweep_options;
+
+#define XS_SWEEP_OPTIONS_INITIALIZER                                                               \
+  { sizeof(xs_sweep_options), XS_CALIB_QUICK, 132, 268435456.0, 0.0, 0.0 }
+
+#define XS_SWEEP_MAX_POINTS 4096
+
+/* Plan the probe phases (T0, R, Q) or the grid (GRID and REPEAT) for the profile `centre`
+ * (the embedded profile for the probes; a first fit for the grid): for each (K, V) the G
+ * values surround the predicted smallest backpressure-free gap G* (xs_plan_min_free_gap):
+ * G = 0, several below G*, dense within +-20% of G*, several above. Deterministic. Writes at
+ * most cap points into out, sets *n; XS_ERR_EXHAUSTED if cap is too small. The summed est_ns
+ * stays within the budget (points are dropped farthest-from-G* first and bursts shortened). */
+xs_result xs_sweep_plan(xs_sweep_point* out, size_t cap, size_t* n, int grid,
+                        const xs_sweep_options* opt, const xs_link_profile* centre);
+
+/* Estimated GPU time of one sequence under profile p (fluid model + overhead_ns). */
+xs_result xs_sweep_estimate(double* ns, const xs_sweep_point* pt, const xs_link_profile* p,
+                            double overhead_ns);
+
+/* ------------------------------------------------------------------ analysis (pure) ----- */
+
+/* Knee of single-burst T_iss against V (n >= 4 points, V increasing): the breakpoint of the
+ * best two-segment least-squares fit. *v_knee = V at the knee; *q_bytes = the backlog there,
+ * v_knee - R * t(v_knee) (0 if negative). */
+xs_result xs_calib_knee(double* v_knee, double* q_bytes, const double* V, const double* t_ns,
+                        size_t n, double R);
+
+/* Measured transition gap of one (K, V): the smallest gap g[i] (ascending) whose steady T_iss
+ * ss[i] is within tol (0.05) of t0 (the first burst's, from idle); NaN (and XS_OK) when none
+ * settles. Gaps beyond it must settle too (a single noisy point does not count). */
+xs_result xs_calib_settle_gap(double* g_meas, const double* g, const double* ss, size_t n,
+                              double t0, double tol);
+
+/* The model's counterpart of xs_calib_settle_gap: the smallest G whose steady-state T_iss
+ * (xs_fluid_periodic) is within tol (0.05) of the first burst's from idle. Equals the smallest
+ * backpressure-free gap (xs_plan_min_free_gap) up to tol * T0 when a burst fits the stage;
+ * finite also when one burst overflows it (the gap after which each burst starts from an empty
+ * stage). 0 when even G = 0 settles; +inf if no gap does. */
+xs_result xs_calib_predicted_settle_gap(double* G_ns, const xs_link_profile* p, double K, double V,
+                                        double tol);
+
+/* ------------------------------------------------------------------- calibration ----- */
+
+typedef void (*xs_calib_progress_fn)(void* arg, const char* what, double fraction);
+
+typedef struct xs_calib_config {
+  size_t size;
+  int device;
+  xs_target target;
+  xs_calib_level level;
+  const char* out_dir; /* writes xstage-<t>.csv, profile-<t>.json, calibration-<t>.svg
+                        * (directory must exist); NULL: no files */
+  xs_flavour flavour;
+  xs_gap_mode gap_mode;
+  xs_sync_mode sync_mode;
+  double holdout_fraction;       /* (0.2) */
+  uint64_t seed;                 /* held-out draw (12345) */
+  double budget_s;               /* 0 = 60 (quick) / 300 (full) */
+  int memcpy_bw;                 /* 1: also measure cudaMemcpy D2H / H2D, 256 MiB pinned (1) */
+  const char* method;            /* the profile's `method` (command line); NULL: a default */
+  xs_calib_progress_fn progress; /* may be NULL; called from the calling thread */
+  void* progress_arg;
+} xs_calib_config;
+
+#define XS_CALIB_CONFIG_INITIALIZER                                                                \
+  {                                                                                                \
+    sizeof(xs_calib_config), 0, {XS_TARGET_HOST, -1}, XS_CALIB_QUICK, NULL, XS_FLAVOUR_ST,         \
+        XS_GAP_FMA, XS_SYNC_GRID, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                            \
+  }
+
+#define XS_CALIB_MAX_PAIRS 32
+#define XS_CALIB_MAX_K 16
+
+typedef struct xs_calib_transition {
+  int K;
+  double V;         /* bytes */
+  double g_pred_ns; /* xs_calib_predicted_settle_gap of the fitted profile (same criterion) */
+  double g_free_ns; /* xs_plan_min_free_gap of the fitted profile (+inf: capacity-bound) */
+  double g_meas_ns; /* smallest measured gap whose steady T_iss is within 5% of T0 (NaN: none) */
+  double t0_ns;     /* measured T0 of the pair: median first-burst T_iss over its gaps */
+  double rel_err;   /* |pred - meas| / meas (NaN when either is missing) */
+} xs_calib_transition;
+
+typedef struct xs_calib_report {
+  size_t size;
+  size_t n_points, n_rows;       /* sequences measured, CSV rows */
+  double gpu_s;                  /* summed kernel time */
+  double wall_s;                 /* whole calibration */
+  double R_meas;                 /* bytes/ns: sustained injection, median over K */
+  double memcpy_d2h, memcpy_h2d; /* bytes/ns (0 if not measured) */
+  double R_vs_memcpy;            /* R_meas / memcpy (D2H for host and peer; HBM: 0) */
+  int nq;                        /* Q knee per K */
+  double q_k[XS_CALIB_MAX_K], q_knee[XS_CALIB_MAX_K];
+  xs_fit_report fit; /* held-out errors of both predictors (overall, transition) */
+  int ntrans;
+  xs_calib_transition trans[XS_CALIB_MAX_PAIRS];
+  int trans_within_10;  /* pairs predicted within 10% whose transition lies inside the grid
+                         * (the smallest measured gap does not already settle) */
+  double repeat_ss[5];  /* steady T_iss of the 5 repetitions */
+  double repeat_spread; /* max/min - 1 */
+  int repeat_K;
+  double repeat_V, repeat_G;
+  double fma_iters_per_ns, timer_res_ns;
+  char csv_path[512], profile_path[512], svg_path[512]; /* "" when not written */
+} xs_calib_report;
+
+/* Measure, fit and write (see the top of this file). *profile gets the fitted profile
+ * (calibrated = 1, device, transport, flavour, date, method set). report may be NULL.
+ * Budget: the plan's estimate stays within cfg->budget_s; the measured GPU time is reported. */
+xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
+                       const xs_calib_config* cfg);
+
+/* What `xstage run` calls when a GPU is present: xs_calibrate with --quick defaults for the
+ * host path of device 0, files in out_dir (NULL: none). */
+xs_result xs_calibrate_quick(xs_link_profile* profile, xs_calib_report* report,
+                             const char* out_dir);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XSTAGE_CALIB_H */

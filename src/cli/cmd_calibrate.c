@@ -1,9 +1,266 @@
-/* cmd_calibrate.c — `xstage calibrate` (placeholder until its issue lands). */
+/* cmd_calibrate.c — `xstage calibrate`: measure T0, R, Q and the burst-gap grid on this machine,
+ * fit the model on 80% of the configurations, report the held-out error of the fluid model and
+ * of the closed form side by side, and write CSV + profile JSON + SVG (docs/calibration.md). */
 #include "cli/cli.h"
+#include "core/strbuf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static cli_opt g_opts[] = {
+    {"target", "T", "host | hbm | peer:N | all (default host)", NULL},
+    {"quick", NULL, "at most 60 s of GPU time (default)", NULL},
+    {"full", NULL, "at most 5 min of GPU time, >= 300 grid points", NULL},
+    {"o", "DIR",
+     "(or -o DIR) output directory, must exist (default .): xstage-<t>.csv, "
+     "profile-<t>.json, calibration-<t>.svg",
+     NULL},
+    {"device", "N", "CUDA device (default 0)", NULL},
+    {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
+    {"gap-mode", "M", "fma | spin (default fma)", NULL},
+    {"sync", "M", "sync | free (default sync)", NULL},
+    {"holdout", "F", "share of configurations held out of the fit (default 0.2)", NULL},
+    {"seed", "N", "seed of the held-out draw (default 12345)", NULL},
+    {"budget-s", "S",
+     "GPU-time budget of the plan (default 60 quick, 300 full); the run stops "
+     "at 1.5x it",
+     NULL},
+    {"no-memcpy", NULL, "skip the cudaMemcpy bandwidth measurement", NULL},
+    {"json", NULL, "print the report as JSON", NULL},
+};
+
+/* Progress: the CLI's \r line on a terminal (or with XSTAGE_PROGRESS=1); otherwise (a log
+ * file) one line per 10%. */
+static void on_progress(void* arg, const char* what, double f) {
+  static int last = -1;
+  (void)arg;
+  if (isatty(2) || getenv("XSTAGE_PROGRESS")) {
+    cli_progress(what, f);
+    return;
+  }
+  int decile = (int)(f * 10.0);
+  if (f <= 0.0) last = -1;
+  if (decile != last) fprintf(stderr, "[%3.0f%%] %s\n", 100.0 * f, what);
+  last = decile;
+}
+
+static const char* ok(int pass) {
+  return pass ? "ok" : "MISSED";
+}
+
+static void print_table(const xs_calib_report* r, const xs_link_profile* p, const char* cmdline) {
+  char b1[32], b2[32];
+  printf("# xstage calibrate: %s, target %s, %s   (%s)\n", p->device, p->transport, p->flavour,
+         cmdline);
+  printf("sequences %zu, CSV rows %zu, kernel time %.2f s, wall %.1f s; timer resolution %.0f ns, "
+         "FMA %.3f iterations/ns\n",
+         r->n_points, r->n_rows, r->gpu_s, r->wall_s, r->timer_res_ns, r->fma_iters_per_ns);
+  printf("R (sustained injection, median over K): %.2f GB/s", r->R_meas);
+  if (r->memcpy_d2h > 0)
+    printf("; cudaMemcpy D2H %.2f GB/s, H2D %.2f GB/s", r->memcpy_d2h, r->memcpy_h2d);
+  if (r->R_vs_memcpy > 0)
+    printf("; R / D2H = %.3f (target within 10%%: %s)", r->R_vs_memcpy,
+           ok(fabs(r->R_vs_memcpy - 1.0) <= 0.10));
+  printf("\n");
+  for (int i = 0; i < r->nq; i++)
+    printf("Q knee (single bursts from idle): K=%-4.0f %s\n", r->q_k[i],
+           cli_fmt_bytes(b1, sizeof b1, r->q_knee[i]));
+  printf("fitted: t_fixed %.0f ns, r_cta %.2f GB/s, r_cap %.1f GB/s, R %.2f GB/s, unfair_mean "
+         "%.2f, Q(K):",
+         p->t_fixed_ns, p->r_cta, p->r_cap, p->R, p->unfair_mean);
+  for (int i = 0; i < p->nq; i++)
+    printf(" %.0f:%s", p->q_k[i], cli_fmt_bytes(b1, sizeof b1, p->q_bytes[i]));
+  printf("\n");
+  const xs_fit_report* f = &r->fit;
+  printf("\n|error| of T_iss per burst        rows   fluid median  fluid p90 | closed median  "
+         "closed p90\n");
+  printf("held-out (random configs)        %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%   "
+         "(target fluid <= 5%% / <= 15%%: %s)\n",
+         f->fluid_holdout.n, 100 * f->fluid_holdout.median, 100 * f->fluid_holdout.p90,
+         100 * f->closed_holdout.median, 100 * f->closed_holdout.p90,
+         ok(f->fluid_holdout.median <= 0.05 && f->fluid_holdout.p90 <= 0.15));
+  printf("held-out near the transition    %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%\n",
+         f->fluid_transition.n, 100 * f->fluid_transition.median, 100 * f->fluid_transition.p90,
+         100 * f->closed_transition.median, 100 * f->closed_transition.p90);
+  printf("fitted rows                     %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%\n",
+         f->fluid_fit.n, 100 * f->fluid_fit.median, 100 * f->fluid_fit.p90,
+         100 * f->closed_fit.median, 100 * f->closed_fit.p90);
+  printf("\ngap where backpressure disappears (smallest gap whose steady T_iss is within 5%% of "
+         "the first burst's):\n");
+  printf("%6s %12s %12s %14s %14s %9s %16s\n", "K", "V", "T0_us", "predicted_us", "measured_us",
+         "error", "min_free_gap_us");
+  for (int i = 0; i < r->ntrans; i++) {
+    const xs_calib_transition* t = &r->trans[i];
+    printf("%6d %12s %12.2f %14.2f %14.2f %8.1f%% %16.2f\n", t->K,
+           cli_fmt_bytes(b2, sizeof b2, t->V), t->t0_ns / 1e3, t->g_pred_ns / 1e3,
+           t->g_meas_ns / 1e3, 100 * t->rel_err, t->g_free_ns / 1e3);
+  }
+  printf("pairs predicted within 10%%: %d (target >= 3: %s)\n", r->trans_within_10,
+         ok(r->trans_within_10 >= 3));
+  printf("\nrepeatability: K=%d V=%s G=%.0f ns, 5 runs, steady T_iss (us):", r->repeat_K,
+         cli_fmt_bytes(b1, sizeof b1, r->repeat_V), r->repeat_G);
+  for (int i = 0; i < 5; i++)
+    printf(" %.3f", r->repeat_ss[i] / 1e3);
+  printf("; spread max/min-1 = %.2f%% (target <= 5%%: %s)\n", 100 * r->repeat_spread,
+         ok(r->repeat_spread <= 0.05));
+  if (r->csv_path[0]) printf("files: %s, %s, %s\n", r->csv_path, r->profile_path, r->svg_path);
+}
+
+static void print_json(const xs_calib_report* r, const xs_link_profile* p) {
+  xsi_strbuf sb = XSI_STRBUF_INIT;
+#define NUM(key, x) (xsi_sb_printf(&sb, "\"%s\": ", key), xsi_sb_json_number(&sb, x))
+#define STATS(key, s)                                                                              \
+  (xsi_sb_printf(&sb, "\"%s\": {\"n\": %zu, ", key, (s).n), NUM("median", (s).median),             \
+   xsi_sb_puts(&sb, ", "), NUM("p90", (s).p90), xsi_sb_puts(&sb, ", "), NUM("max", (s).max),       \
+   xsi_sb_puts(&sb, "}"))
+  xsi_sb_puts(&sb, "{\"transport\": ");
+  xsi_sb_json_string(&sb, p->transport);
+  xsi_sb_puts(&sb, ", \"device\": ");
+  xsi_sb_json_string(&sb, p->device);
+  xsi_sb_printf(&sb, ", \"sequences\": %zu, \"rows\": %zu, ", r->n_points, r->n_rows);
+  NUM("gpu_s", r->gpu_s), xsi_sb_puts(&sb, ", ");
+  NUM("wall_s", r->wall_s), xsi_sb_puts(&sb, ", ");
+  NUM("R_meas_gbps", r->R_meas), xsi_sb_puts(&sb, ", ");
+  NUM("memcpy_d2h_gbps", r->memcpy_d2h), xsi_sb_puts(&sb, ", ");
+  NUM("memcpy_h2d_gbps", r->memcpy_h2d), xsi_sb_puts(&sb, ", ");
+  NUM("R_vs_memcpy", r->R_vs_memcpy), xsi_sb_puts(&sb, ", ");
+  NUM("timer_res_ns", r->timer_res_ns), xsi_sb_puts(&sb, ", \"fit\": {");
+  STATS("fluid_holdout", r->fit.fluid_holdout), xsi_sb_puts(&sb, ", ");
+  STATS("closed_holdout", r->fit.closed_holdout), xsi_sb_puts(&sb, ", ");
+  STATS("fluid_transition", r->fit.fluid_transition), xsi_sb_puts(&sb, ", ");
+  STATS("closed_transition", r->fit.closed_transition), xsi_sb_puts(&sb, ", ");
+  STATS("fluid_fit", r->fit.fluid_fit), xsi_sb_puts(&sb, ", ");
+  STATS("closed_fit", r->fit.closed_fit), xsi_sb_puts(&sb, "}, \"transitions\": [");
+  for (int i = 0; i < r->ntrans; i++) {
+    const xs_calib_transition* t = &r->trans[i];
+    xsi_sb_printf(&sb, "%s{\"K\": %d, ", i ? ", " : "", t->K);
+    NUM("V_bytes", t->V), xsi_sb_puts(&sb, ", ");
+    NUM("t0_ns", t->t0_ns), xsi_sb_puts(&sb, ", ");
+    NUM("g_pred_ns", t->g_pred_ns), xsi_sb_puts(&sb, ", ");
+    NUM("g_free_ns", t->g_free_ns), xsi_sb_puts(&sb, ", ");
+    NUM("g_meas_ns", t->g_meas_ns), xsi_sb_puts(&sb, ", ");
+    NUM("rel_err", t->rel_err), xsi_sb_puts(&sb, "}");
+  }
+  xsi_sb_printf(&sb, "], \"transitions_within_10\": %d, \"repeat\": {\"K\": %d, ",
+                r->trans_within_10, r->repeat_K);
+  NUM("V_bytes", r->repeat_V), xsi_sb_puts(&sb, ", ");
+  NUM("G_ns", r->repeat_G), xsi_sb_puts(&sb, ", ");
+  NUM("spread", r->repeat_spread), xsi_sb_puts(&sb, ", \"steady_ns\": [");
+  for (int i = 0; i < 5; i++) {
+    if (i) xsi_sb_puts(&sb, ", ");
+    xsi_sb_json_number(&sb, r->repeat_ss[i]);
+  }
+  xsi_sb_puts(&sb, "]}, \"files\": [");
+  xsi_sb_json_string(&sb, r->csv_path);
+  xsi_sb_puts(&sb, ", ");
+  xsi_sb_json_string(&sb, r->profile_path);
+  xsi_sb_puts(&sb, ", ");
+  xsi_sb_json_string(&sb, r->svg_path);
+  xsi_sb_puts(&sb, "]}\n");
+#undef STATS
+#undef NUM
+  if (xsi_sb_status(&sb) == XS_OK) fputs(sb.data, stdout);
+  xsi_sb_free(&sb);
+}
 
 int cmd_calibrate(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "xstage calibrate: not available in this build yet\n");
-  return 1;
+  cli_cmd c = CLI_CMD("calibrate", "measure T0, R, Q on this machine and fit a profile (GPU)", "",
+                      g_opts, 0, 0);
+  /* the short form -o DIR is accepted beside --o DIR */
+  char* args[64];
+  if (argc > 64) return cli_error(&c, "too many arguments (%d)", argc);
+  static char long_o[] = "--o";
+  for (int i = 0; i < argc; i++)
+    args[i] = strcmp(argv[i], "-o") == 0 ? long_o : argv[i];
+  int rc = cli_parse(&c, argc, args);
+  if (rc >= 0) return rc;
+  if (cli_flag(&c, "quick") && cli_flag(&c, "full"))
+    return cli_error(&c, "--quick and --full exclude each other");
+  xs_calib_config cfg = XS_CALIB_CONFIG_INITIALIZER;
+  double dev = 0, hold = 0.2, seed = 12345, budget = 0;
+  if (cli_get_double(&c, "device", 0, 0, 1023, &dev) ||
+      cli_get_double(&c, "budget-s", 0, 1, 3600, &budget) ||
+      cli_get_double(&c, "holdout", 0.2, 0, 0.9, &hold) ||
+      cli_get_double(&c, "seed", 12345, 0, 4294967295.0, &seed))
+    return 2;
+  xs_result res;
+  if ((res = xs_flavour_parse(&cfg.flavour, cli_get_str(&c, "flavour", "st"))) != XS_OK ||
+      (res = xs_gap_mode_parse(&cfg.gap_mode, cli_get_str(&c, "gap-mode", "fma"))) != XS_OK ||
+      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "sync"))) != XS_OK)
+    return cli_error(&c, "%s", xs_last_error());
+  const char* tname = cli_get_str(&c, "target", "host");
+  xs_target targets[10];
+  int nt = 0;
+  if (!strcmp(tname, "all")) {
+    targets[nt++] = (xs_target){XS_TARGET_HOST, -1};
+    targets[nt++] = (xs_target){XS_TARGET_HBM, -1};
+    for (int p = 0; p < 8; p++)
+      if (p != (int)dev) targets[nt++] = (xs_target){XS_TARGET_PEER, p};
+  } else if ((res = xs_target_parse(&targets[nt++], tname)) != XS_OK) {
+    return cli_error(&c, "%s", xs_last_error());
+  }
+  cfg.device = (int)dev;
+  cfg.level = cli_flag(&c, "full") ? XS_CALIB_FULL : XS_CALIB_QUICK;
+  cfg.out_dir = cli_get_str(&c, "o", ".");
+  cfg.holdout_fraction = hold;
+  cfg.budget_s = budget;
+  cfg.seed = (uint64_t)seed;
+  cfg.memcpy_bw = !cli_flag(&c, "no-memcpy");
+  cfg.progress = on_progress;
+  char cmdline[160];
+  snprintf(cmdline, sizeof cmdline,
+           "xstage calibrate --target %.20s --%s --flavour %s --sync %s "
+           "--gap-mode %s",
+           tname, cfg.level == XS_CALIB_FULL ? "full" : "quick", xs_flavour_name(cfg.flavour),
+           xs_sync_mode_name(cfg.sync_mode), xs_gap_mode_name(cfg.gap_mode));
+  cfg.method = cmdline;
+
+  char gpu[128];
+  if (!cli_have_gpu(gpu, sizeof gpu)) {
+    fprintf(stderr,
+            "xstage calibrate: %s: calibration measures on a GPU and none is usable in "
+            "this process; the embedded profiles (xstage model) work without one\n",
+            xs_strerror(XS_ERR_NO_DEVICE));
+    return 1;
+  }
+  int failures = 0, done = 0;
+  for (int i = 0; i < nt; i++) {
+    char tn[32];
+    xs_target_name(tn, sizeof tn, targets[i]);
+    cfg.target = targets[i];
+    if (targets[i].kind == XS_TARGET_PEER) {
+      /* 'all': a peer that is missing or unreachable is skipped, not an error */
+      xs_xbench* probe = NULL;
+      if (xs_xbench_create(&probe, cfg.device, targets[i], 4096) != XS_OK) {
+        if (strcmp(tname, "all") != 0) {
+          failures++;
+          cli_fail(&c, XS_ERR_UNSUPPORTED, tn);
+        }
+        continue;
+      }
+      xs_xbench_destroy(probe);
+      cfg.memcpy_bw = 0;
+    }
+    fprintf(stderr, "xstage calibrate: %s: target %s, %s ...\n", gpu, tn,
+            cfg.level == XS_CALIB_FULL ? "full" : "quick");
+    xs_link_profile prof;
+    xs_calib_report rep;
+    res = xs_calibrate(&prof, &rep, &cfg);
+    cli_progress_done();
+    if (res != XS_OK) {
+      failures++;
+      cli_fail(&c, res, tn);
+      continue;
+    }
+    done++;
+    if (cli_flag(&c, "json"))
+      print_json(&rep, &prof);
+    else
+      print_table(&rep, &prof, cmdline);
+    fflush(stdout);
+  }
+  return failures || !done ? 1 : 0;
 }

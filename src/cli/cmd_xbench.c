@@ -1,9 +1,190 @@
-/* cmd_xbench.c — `xstage xbench` (placeholder until its issue lands). */
+/* cmd_xbench.c — `xstage xbench`: one measured burst-gap configuration, printed per burst beside
+ * the model's prediction for the same sequence (so anyone can hold a measurement against
+ * `xstage model predict`). */
 #include "cli/cli.h"
+#include "core/strbuf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cli_opt g_opts[] = {
+    {"target", "T", "host | hbm | peer:N (default host)", NULL},
+    {"K", "N", "producer CTAs (default 16)", NULL},
+    {"V", "BYTES", "bytes per burst, all producers (default 1MB)", NULL},
+    {"G", "TIME", "gap between bursts (default 0; e.g. 20us)", NULL},
+    {"bursts", "N", "bursts in the sequence (default 32)", NULL},
+    {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
+    {"flag", NULL, "end each producer's burst with a release flag (red.release.sys.add)", NULL},
+    {"gap-mode", "M", "fma | spin (default fma)", NULL},
+    {"sync", "M", "sync | free (default sync)", NULL},
+    {"device", "N", "CUDA device (default 0)", NULL},
+    {"check", NULL, "poison the target before and verify every byte after", NULL},
+    {"timeout-ms", "MS", "bound on every device spin (default 2000)", NULL},
+    {"profile", "P", "profile for the prediction: embedded name or JSON file (default h200-host)",
+     NULL},
+    {"csv", "FILE", "also write the bursts as measurement CSV rows", NULL},
+    {"json", NULL, "print JSON instead of a table", NULL},
+};
+
+static xs_result load_profile(xs_link_profile* p, const char* name) {
+  if (xs_profile_default(p, name) == XS_OK) return XS_OK;
+  return xs_profile_read(p, name);
+}
+
+static void print_json(const xs_xbench_config* c, const xs_xbench_summary* s,
+                       const xs_xbench_burst* b, const xs_burst_result* pred, const xs_steady* st,
+                       double closed, const char* pname) {
+  xsi_strbuf sb = XSI_STRBUF_INIT;
+#define NUM(key, x) (xsi_sb_printf(&sb, "\"%s\": ", key), xsi_sb_json_number(&sb, x))
+  xsi_sb_puts(&sb, "{\"device\": ");
+  xsi_sb_json_string(&sb, s->device);
+  xsi_sb_puts(&sb, ", \"transport\": ");
+  xsi_sb_json_string(&sb, s->transport);
+  xsi_sb_printf(&sb,
+                ", \"flavour\": \"%s\", \"mode\": \"%s\", \"gap_mode\": \"%s\", \"flag\": %d, ",
+                xs_flavour_name(c->flavour), xs_sync_mode_name(c->sync_mode),
+                xs_gap_mode_name(c->gap_mode), c->flag);
+  xsi_sb_printf(&sb, "\"K\": %d, \"bursts\": %d, ", c->K, c->bursts);
+  NUM("V_bytes", s->V), xsi_sb_puts(&sb, ", ");
+  NUM("gap_nominal_ns", s->gap_nominal_ns), xsi_sb_puts(&sb, ", ");
+  NUM("gap_ns", s->gap_measured_ns), xsi_sb_puts(&sb, ", ");
+  NUM("t_iss_first_ns", s->t_iss_first_ns), xsi_sb_puts(&sb, ", ");
+  NUM("t_iss_steady_ns", s->t_iss_steady_ns), xsi_sb_puts(&sb, ", ");
+  NUM("t_iss_mean_steady_ns", s->t_iss_mean_steady_ns), xsi_sb_puts(&sb, ", ");
+  NUM("rate_gbps", s->rate_gbps), xsi_sb_puts(&sb, ", ");
+  NUM("timer_res_ns", s->timer_res_ns), xsi_sb_puts(&sb, ", ");
+  NUM("sm_clock_ghz", s->sm_clock_ghz), xsi_sb_puts(&sb, ", ");
+  NUM("kernel_ms", s->kernel_ms), xsi_sb_puts(&sb, ", ");
+  xsi_sb_printf(&sb, "\"bytes_checked\": %ld, \"bytes_wrong\": %ld, ", s->bytes_checked,
+                s->bytes_wrong);
+  xsi_sb_puts(&sb, "\"profile\": ");
+  xsi_sb_json_string(&sb, pname);
+  xsi_sb_puts(&sb, ", ");
+  NUM("pred_fluid_steady_ns", st->t_iss_ns), xsi_sb_puts(&sb, ", ");
+  NUM("pred_fluid_mean_steady_ns", st->t_iss_mean_ns), xsi_sb_puts(&sb, ", ");
+  NUM("pred_closed_ns", closed), xsi_sb_puts(&sb, ", \"regime\": ");
+  xsi_sb_json_string(&sb, xs_regime_name(st->regime));
+  xsi_sb_puts(&sb, ", \"per_burst\": [");
+  for (int i = 0; i < c->bursts; i++) {
+    xsi_sb_puts(&sb, i ? ", {" : "{");
+    NUM("t_start_ns", b[i].t_start_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_iss_ns", b[i].t_iss_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_iss_mean_ns", b[i].t_iss_mean_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_ret_ns", b[i].t_ret_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_iss_cyc_ns", b[i].t_iss_cyc_ns), xsi_sb_puts(&sb, ", ");
+    NUM("gap_ns", b[i].gap_ns), xsi_sb_puts(&sb, ", ");
+    NUM("pred_fluid_ns", pred ? pred[i].t_iss_ns : NAN), xsi_sb_puts(&sb, ", ");
+    NUM("pred_fluid_mean_ns", pred ? pred[i].t_iss_mean_ns : NAN), xsi_sb_puts(&sb, "}");
+  }
+  xsi_sb_puts(&sb, "]}\n");
+#undef NUM
+  if (xsi_sb_status(&sb) == XS_OK) fputs(sb.data, stdout);
+  xsi_sb_free(&sb);
+}
 
 int cmd_xbench(int argc, char** argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "xstage xbench: not available in this build yet\n");
-  return 1;
+  cli_cmd c = CLI_CMD("xbench", "one measured burst-gap configuration (GPU)", "", g_opts, 0, 0);
+  int rc = cli_parse(&c, argc, argv);
+  if (rc >= 0) return rc;
+  xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+  double K = 16, V = 1048576, G = 0, nb = 32, dev = 0, tmo = 2000;
+  if (cli_get_double(&c, "K", 16, 1, 1024, &K) || cli_get_bytes(&c, "V", 1048576, 16, 4e9, &V) ||
+      cli_get_ns(&c, "G", 0, 0, 1e9, &G) ||
+      cli_get_double(&c, "bursts", 32, 1, XS_XBENCH_MAX_BURSTS, &nb) ||
+      cli_get_double(&c, "device", 0, 0, 1023, &dev) ||
+      cli_get_double(&c, "timeout-ms", 2000, 1, 600e3, &tmo))
+    return 2;
+  if (K != floor(K) || nb != floor(nb) || dev != floor(dev))
+    return cli_error(&c, "--K, --bursts and --device take whole numbers");
+  xs_result res;
+  if ((res = xs_target_parse(&cfg.target, cli_get_str(&c, "target", "host"))) != XS_OK ||
+      (res = xs_flavour_parse(&cfg.flavour, cli_get_str(&c, "flavour", "st"))) != XS_OK ||
+      (res = xs_gap_mode_parse(&cfg.gap_mode, cli_get_str(&c, "gap-mode", "fma"))) != XS_OK ||
+      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "sync"))) != XS_OK)
+    return cli_error(&c, "%s", xs_last_error());
+  cfg.K = (int)K, cfg.V = V, cfg.gap_ns = G, cfg.bursts = (int)nb, cfg.device = (int)dev;
+  cfg.flag = cli_flag(&c, "flag");
+  cfg.check = cli_flag(&c, "check");
+  cfg.timeout_ms = tmo;
+  const char* pname = cli_get_str(&c, "profile", "h200-host");
+  xs_link_profile prof;
+  if ((res = load_profile(&prof, pname)) != XS_OK) return cli_fail(&c, res, "loading the profile");
+
+  char gpu[128];
+  if (!cli_have_gpu(gpu, sizeof gpu)) {
+    fprintf(stderr,
+            "xstage xbench: %s: xbench measures on a GPU and none is usable in this "
+            "process; 'xstage model predict' predicts without one\n",
+            xs_strerror(XS_ERR_NO_DEVICE));
+    return 1;
+  }
+  xs_xbench_burst* b = (xs_xbench_burst*)calloc((size_t)cfg.bursts, sizeof *b);
+  xs_burst_result* pred = (xs_burst_result*)calloc((size_t)cfg.bursts, sizeof *pred);
+  xs_burst* seqv = (xs_burst*)calloc((size_t)cfg.bursts, sizeof *seqv);
+  if (!b || !pred || !seqv) {
+    free(b), free(pred), free(seqv);
+    return cli_fail(&c, XS_ERR_NO_MEMORY, "allocating results");
+  }
+  xs_xbench_summary s;
+  res = xs_xbench_run(b, NULL, &s, &cfg);
+  if (res != XS_OK) {
+    free(b), free(pred), free(seqv);
+    return cli_fail(&c, res, "measuring");
+  }
+  /* The model's view of the same sequence, with the measured gap: burst 0 from idle. */
+  for (int i = 0; i < cfg.bursts; i++)
+    seqv[i].V = s.V, seqv[i].gap_ns = i ? s.gap_measured_ns : 0;
+  int have_pred = xs_fluid_simulate(pred, NULL, &prof, K, seqv, (size_t)cfg.bursts) == XS_OK;
+  xs_steady st;
+  memset(&st, 0, sizeof st);
+  double closed = NAN;
+  if (xs_fluid_periodic(&st, &prof, K, s.V, s.gap_measured_ns) != XS_OK) st.t_iss_ns = NAN;
+  if (xs_predict_closed(&closed, &prof, K, s.V, s.gap_measured_ns) != XS_OK) closed = NAN;
+
+  if (cli_flag(&c, "csv")) {
+    xs_calib_row* rows = NULL;
+    size_t n = 0, cap = 0;
+    res = xs_calib_rows_append(&rows, &n, &cap, &cfg, &s, b, "xbench", 0, 0);
+    if (res == XS_OK) res = xs_calib_csv_write(cli_get_str(&c, "csv", ""), rows, n);
+    free(rows);
+    if (res != XS_OK) {
+      free(b), free(pred), free(seqv);
+      return cli_fail(&c, res, "writing the CSV");
+    }
+  }
+  if (cli_flag(&c, "json")) {
+    print_json(&cfg, &s, b, have_pred ? pred : NULL, &st, closed, pname);
+  } else {
+    char v1[32], g1[32], g2[32];
+    printf("# xbench: %s, target %s, %s, %s, %s gaps%s: K=%d V=%s (%.0f B/producer) G=%s "
+           "(measured %s) bursts=%d\n",
+           s.device, s.transport, xs_flavour_name(cfg.flavour), xs_sync_mode_name(cfg.sync_mode),
+           xs_gap_mode_name(cfg.gap_mode), cfg.flag ? ", flag" : "", cfg.K,
+           cli_fmt_bytes(v1, sizeof v1, s.V), s.per_producer, cli_fmt_ns(g1, sizeof g1, G),
+           cli_fmt_ns(g2, sizeof g2, s.gap_measured_ns), cfg.bursts);
+    printf(
+        "# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms\n",
+        s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
+    printf("%6s %12s %12s %12s %12s %12s %12s %12s\n", "burst", "start_us", "T_iss_us", "mean_us",
+           "ret_us", "gap_us", "fluid_us", "fluid_mean");
+    for (int i = 0; i < cfg.bursts; i++)
+      printf("%6d %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n", i, b[i].t_start_ns / 1e3,
+             b[i].t_iss_ns / 1e3, b[i].t_iss_mean_ns / 1e3, b[i].t_ret_ns / 1e3, b[i].gap_ns / 1e3,
+             have_pred ? pred[i].t_iss_ns / 1e3 : NAN,
+             have_pred ? pred[i].t_iss_mean_ns / 1e3 : NAN);
+    printf("steady state (median of the second half): T_iss %.3f us (mean producer %.3f us); "
+           "sustained %.2f GB/s\n",
+           s.t_iss_steady_ns / 1e3, s.t_iss_mean_steady_ns / 1e3, s.rate_gbps);
+    printf("predicted (%s, G = measured gap): fluid steady %.3f us (mean %.3f us, %s), closed "
+           "form %.3f us; measured/fluid = %.3f\n",
+           pname, st.t_iss_ns / 1e3, st.t_iss_mean_ns / 1e3, xs_regime_name(st.regime),
+           closed / 1e3, s.t_iss_steady_ns / st.t_iss_ns);
+    if (cfg.check)
+      printf("check: %ld bytes verified, %ld wrong, %ld flags wrong\n", s.bytes_checked,
+             s.bytes_wrong, s.flag_wrong);
+  }
+  free(b), free(pred), free(seqv);
+  return 0;
 }

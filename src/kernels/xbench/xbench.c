@@ -1,0 +1,524 @@
+/* xbench.c — xbench sessions: target buffers, one measured configuration, the reduction of the
+ * per-producer timestamps to per-burst issue times, the byte checker, cudaMemcpy bandwidth.
+ * Host side (C); the kernels are in xbench_kernel.cu. */
+#include "kernels/xbench/xbench_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xs_xbench {
+  int device;
+  xs_target target;
+  int sm_count;
+  char name[64];
+  char transport[32];
+  size_t ring;             /* bytes usable for burst slots */
+  unsigned char* host;     /* XS_TARGET_HOST: host address of the ring (+ flags), else NULL */
+  unsigned char* dev;      /* device address of the ring; flags at dev + ring */
+  uint32_t* barrier;       /* [0] barrier counter, [1] status */
+  float* sink;             /* XS_XBENCH_THREADS floats */
+  uint64_t* scratch;       /* 1 word for calibration kernels */
+  xs_xbench_stamp* stamps; /* device, stamp_cap entries */
+  size_t stamp_cap;
+  cudaStream_t stream;
+  cudaEvent_t ev0, ev1;
+  double fma_per_ns; /* FMA loop iterations per ns */
+  double timer_res_ns;
+  uint32_t runs; /* tags differ from run to run */
+};
+
+#define XB_FLAG_BYTES 4096 /* flags area after the ring: up to 1024 producers */
+
+const char* xsi_xbench_device_name(const xs_xbench* b) {
+  return b ? b->name : "";
+}
+size_t xsi_xbench_ring_bytes(const xs_xbench* b) {
+  return b ? b->ring : 0;
+}
+
+static xs_result check_device(int device) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count < 1) {
+    cudaGetLastError();
+    return xsi_set_error(XS_ERR_NO_DEVICE, "no CUDA device (%s)",
+                         e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
+  }
+  if (device < 0 || device >= count)
+    return xsi_set_error(XS_ERR_NO_DEVICE, "device %d does not exist (%d devices)", device, count);
+  return XS_OK;
+}
+
+/* FMA iterations per ns from two loop lengths (removes the fixed launch/timer cost). */
+static xs_result calibrate_fma(xs_xbench* b) {
+  xs_result res = XS_OK;
+  double t1 = 0, t2 = 0, best = INFINITY;
+  const uint64_t n1 = 1u << 14, n2 = 1u << 18;
+  XSI_CHECK_GOTO(xsi_xb_fma_time(&t1, n1, b->sink, b->scratch, b->stream), res, fail); /* warm */
+  for (int r = 0; r < 3; r++) {
+    XSI_CHECK_GOTO(xsi_xb_fma_time(&t1, n1, b->sink, b->scratch, b->stream), res, fail);
+    XSI_CHECK_GOTO(xsi_xb_fma_time(&t2, n2, b->sink, b->scratch, b->stream), res, fail);
+    double per = (t2 - t1) / (double)(n2 - n1); /* ns per iteration */
+    if (per > 0 && per < best) best = per;
+  }
+  if (!isfinite(best) || best <= 0)
+    XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: FMA calibration failed (t %g / %g ns)", t1, t2);
+  b->fma_per_ns = 1.0 / best;
+  XSI_CHECK_GOTO(xsi_xb_timer_res(&b->timer_res_ns, 20000, b->scratch, b->stream), res, fail);
+  return XS_OK;
+fail:
+  return res;
+}
+
+xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t ring_bytes) {
+  XSI_ARG(out, "xs_xbench_create: NULL out");
+  *out = NULL;
+  XSI_ARG(target.kind == XS_TARGET_HOST || target.kind == XS_TARGET_HBM ||
+              target.kind == XS_TARGET_PEER,
+          "xs_xbench_create: bad target kind %d", (int)target.kind);
+  xs_result res = check_device(device);
+  if (res != XS_OK) return res;
+  xs_xbench* b = (xs_xbench*)calloc(1, sizeof *b);
+  if (!b) return xsi_set_error(XS_ERR_NO_MEMORY, "xs_xbench_create");
+  b->device = device;
+  b->target = target;
+  b->ring = ring_bytes ? (ring_bytes + 4095) / 4096 * 4096 : (size_t)256 << 20;
+  XSI_CHECK_GOTO(xs_target_name(b->transport, sizeof b->transport, target), res, fail);
+  XSI_CUDA_GOTO(cudaSetDevice(device), res, fail);
+  {
+    struct cudaDeviceProp prop;
+    int coop = 0;
+    XSI_CUDA_GOTO(cudaGetDeviceProperties(&prop, device), res, fail);
+    snprintf(b->name, sizeof b->name, "%.63s", prop.name);
+    b->sm_count = prop.multiProcessorCount;
+    XSI_CUDA_GOTO(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device), res, fail);
+    if (!coop)
+      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "%.63s: no cooperative launch support", prop.name);
+    if (target.kind == XS_TARGET_HOST && !prop.canMapHostMemory)
+      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "%.63s cannot map host memory", prop.name);
+  }
+  size_t total = b->ring + XB_FLAG_BYTES;
+  if (target.kind == XS_TARGET_HOST) {
+    void* h = NULL;
+    void* d = NULL;
+    XSI_CUDA_GOTO(cudaHostAlloc(&h, total, cudaHostAllocMapped | cudaHostAllocPortable), res, fail);
+    b->host = (unsigned char*)h;
+    XSI_CUDA_GOTO(cudaHostGetDevicePointer(&d, h, 0), res, fail);
+    b->dev = (unsigned char*)d;
+  } else if (target.kind == XS_TARGET_HBM) {
+    void* d = NULL;
+    XSI_CUDA_GOTO(cudaMalloc(&d, total), res, fail);
+    b->dev = (unsigned char*)d;
+  } else {
+    int count = 0, can = 0;
+    void* d = NULL;
+    XSI_CUDA_GOTO(cudaGetDeviceCount(&count), res, fail);
+    if (target.peer < 0 || target.peer >= count || target.peer == device)
+      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "target peer:%d needs another GPU (device %d of %d)",
+               target.peer, device, count);
+    XSI_CUDA_GOTO(cudaDeviceCanAccessPeer(&can, device, target.peer), res, fail);
+    if (!can)
+      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "device %d cannot access peer %d", device,
+               target.peer);
+    XSI_CUDA_GOTO(cudaSetDevice(target.peer), res, fail);
+    cudaError_t e = cudaMalloc(&d, total);
+    cudaSetDevice(device);
+    XSI_CUDA_GOTO(e, res, fail);
+    b->dev = (unsigned char*)d;
+    e = cudaDeviceEnablePeerAccess(target.peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();
+    else
+      XSI_CUDA_GOTO(e, res, fail);
+  }
+  {
+    void* p = NULL;
+    XSI_CUDA_GOTO(cudaMalloc(&p, 2 * sizeof(uint32_t)), res, fail);
+    b->barrier = (uint32_t*)p;
+    XSI_CUDA_GOTO(cudaMalloc(&p, XS_XBENCH_THREADS * sizeof(float)), res, fail);
+    b->sink = (float*)p;
+    XSI_CUDA_GOTO(cudaMalloc(&p, sizeof(uint64_t)), res, fail);
+    b->scratch = (uint64_t*)p;
+  }
+  XSI_CUDA_GOTO(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), res, fail);
+  XSI_CUDA_GOTO(cudaEventCreate(&b->ev0), res, fail);
+  XSI_CUDA_GOTO(cudaEventCreate(&b->ev1), res, fail);
+  XSI_CHECK_GOTO(calibrate_fma(b), res, fail);
+  *out = b;
+  return XS_OK;
+fail:
+  xs_xbench_destroy(b);
+  return res;
+}
+
+xs_result xs_xbench_destroy(xs_xbench* b) {
+  if (!b) return XS_OK;
+  cudaSetDevice(b->device);
+  if (b->stream) cudaStreamSynchronize(b->stream);
+  if (b->ev1) cudaEventDestroy(b->ev1);
+  if (b->ev0) cudaEventDestroy(b->ev0);
+  if (b->stream) cudaStreamDestroy(b->stream);
+  cudaFree(b->stamps);
+  cudaFree(b->scratch);
+  cudaFree(b->sink);
+  cudaFree(b->barrier);
+  if (b->host) {
+    cudaFreeHost(b->host);
+  } else if (b->dev) {
+    if (b->target.kind == XS_TARGET_PEER) cudaSetDevice(b->target.peer); /* where it lives */
+    cudaFree(b->dev);
+    cudaSetDevice(b->device);
+  }
+  cudaGetLastError(); /* teardown errors are not the caller's */
+  free(b);
+  return XS_OK;
+}
+
+xs_result xs_xbench_info(int* sm_count, double* fma_iters_per_ns, const xs_xbench* b) {
+  XSI_ARG(b, "xs_xbench_info: NULL session");
+  if (sm_count) *sm_count = b->sm_count;
+  if (fma_iters_per_ns) *fma_iters_per_ns = b->fma_per_ns;
+  return XS_OK;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Reduce the raw stamps (host copy) to per-burst results and the summary. */
+static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_stamp* st,
+                   const xs_xbench_config* cfg) {
+  const int K = cfg->K, nb = cfg->bursts, sync = cfg->sync_mode == XS_SYNC_GRID;
+  double cyc = 0, cyc_ns = 0;
+  for (int p = 0; p < K; p++) {
+    cyc += (double)(st[(size_t)(nb - 1) * K + p].end_cyc - st[p].start_cyc);
+    cyc_ns += (double)(st[(size_t)(nb - 1) * K + p].end_ns - st[p].start_ns);
+  }
+  s->sm_clock_ghz = cyc_ns > 0 ? cyc / cyc_ns : 0;
+  uint64_t origin = st[0].start_ns;
+  for (int p = 1; p < K; p++)
+    if (st[p].start_ns < origin) origin = st[p].start_ns;
+  double gsum = 0;
+  for (int b = 0; b < nb; b++) {
+    const xs_xbench_stamp* r = st + (size_t)b * K;
+    uint64_t start = r[0].start_ns, end = r[0].end_ns;
+    for (int p = 1; p < K; p++) {
+      if (r[p].start_ns < start) start = r[p].start_ns;
+      if (r[p].end_ns > end) end = r[p].end_ns;
+    }
+    double mx = 0, sum = 0, rmx = 0, cmx = 0, csum = 0;
+    for (int p = 0; p < K; p++) {
+      uint64_t s0 = sync ? start : r[p].start_ns;
+      double t = (double)(r[p].end_ns - s0), tr = (double)(r[p].ret_ns - s0);
+      double tc = (double)(r[p].end_cyc - r[p].start_cyc);
+      mx = t > mx ? t : mx, rmx = tr > rmx ? tr : rmx, cmx = tc > cmx ? tc : cmx;
+      sum += t, csum += tc;
+    }
+    xs_xbench_burst* o = &out[b];
+    o->t_start_ns = (double)(start - origin);
+    o->t_iss_ns = mx;
+    o->t_iss_mean_ns = sum / K;
+    o->t_ret_ns = rmx;
+    o->t_iss_cyc_ns = s->sm_clock_ghz > 0 ? cmx / s->sm_clock_ghz : NAN;
+    /* NOTE: a coarse %globaltimer (steps > 64 ns) cannot resolve T0 of small bursts: the
+     * per-producer clock64 durations (converted with the measured SM clock) are used instead.
+     * Issue times are kept positive and the mean no larger than the slowest (CSV contract). */
+    if (s->timer_res_ns > 64.0 && s->sm_clock_ghz > 0) {
+      o->t_iss_ns = cmx / s->sm_clock_ghz;
+      o->t_iss_mean_ns = csum / K / s->sm_clock_ghz;
+    }
+    if (!(o->t_iss_ns >= 1.0)) o->t_iss_ns = 1.0;
+    if (!(o->t_iss_mean_ns >= 1.0)) o->t_iss_mean_ns = 1.0;
+    if (o->t_iss_mean_ns > o->t_iss_ns) o->t_iss_mean_ns = o->t_iss_ns;
+    o->gap_ns = NAN;
+    if (b + 1 < nb) {
+      const xs_xbench_stamp* n = r + K;
+      if (sync) {
+        uint64_t ns = n[0].start_ns;
+        for (int p = 1; p < K; p++)
+          ns = n[p].start_ns < ns ? n[p].start_ns : ns;
+        o->gap_ns = (double)ns - (double)end;
+      } else {
+        double g = 0;
+        for (int p = 0; p < K; p++)
+          g += (double)n[p].start_ns - (double)r[p].end_ns;
+        o->gap_ns = g / K;
+      }
+      gsum += o->gap_ns;
+    }
+    if (b + 1 == nb) s->total_ns = (double)(end - origin);
+  }
+  s->gap_measured_ns = nb > 1 ? gsum / (nb - 1) : 0;
+  s->t_iss_first_ns = out[0].t_iss_ns;
+  int h = nb / 2, m = nb - h;
+  double* tmp = (double*)malloc(2 * (size_t)m * sizeof(double));
+  if (tmp) {
+    for (int i = 0; i < m; i++)
+      tmp[i] = out[h + i].t_iss_ns, tmp[m + i] = out[h + i].t_iss_mean_ns;
+    qsort(tmp, (size_t)m, sizeof(double), cmp_double);
+    qsort(tmp + m, (size_t)m, sizeof(double), cmp_double);
+    s->t_iss_steady_ns = m % 2 ? tmp[m / 2] : 0.5 * (tmp[m / 2 - 1] + tmp[m / 2]);
+    s->t_iss_mean_steady_ns = m % 2 ? tmp[m + m / 2] : 0.5 * (tmp[m + m / 2 - 1] + tmp[m + m / 2]);
+    free(tmp);
+  } else {
+    s->t_iss_steady_ns = out[nb - 1].t_iss_ns, s->t_iss_mean_steady_ns = out[nb - 1].t_iss_mean_ns;
+  }
+  if (nb >= 3 && nb - 1 > h) {
+    s->period_ns = (out[nb - 1].t_start_ns - out[h].t_start_ns) / (nb - 1 - h);
+    s->rate_gbps = s->period_ns > 0 ? s->V / s->period_ns : 0;
+  }
+}
+
+/* Verify every byte the producers claim (host view of the target), and the flags. */
+static xs_result verify(xs_xbench_summary* s, xs_xbench* b, const xs_xbench_config* cfg,
+                        uint32_t tag, uint64_t slot, uint32_t nslots, uint32_t per_prod) {
+  xs_result res = XS_OK;
+  size_t used = (size_t)slot * nslots;
+  unsigned char* buf = b->host;
+  uint32_t* flags = NULL;
+  if (!buf) {
+    buf = (unsigned char*)malloc(used + XB_FLAG_BYTES);
+    if (!buf) return xsi_set_error(XS_ERR_NO_MEMORY, "xbench check: %zu bytes", used);
+    XSI_CUDA_GOTO(cudaMemcpy(buf, b->dev, used, cudaMemcpyDeviceToHost), res, done);
+    XSI_CUDA_GOTO(cudaMemcpy(buf + used, b->dev + b->ring, XB_FLAG_BYTES, cudaMemcpyDeviceToHost),
+                  res, done);
+    flags = (uint32_t*)(buf + used);
+  } else {
+    flags = (uint32_t*)(b->host + b->ring);
+  }
+  const uint32_t n16 = per_prod / 16;
+  long wrong = 0;
+  for (uint32_t sl = 0; sl < nslots; sl++) {
+    /* the last burst that wrote slot sl */
+    uint32_t last = sl + ((uint32_t)(cfg->bursts - 1 - (int)sl) / nslots) * nslots;
+    for (int p = 0; p < cfg->K; p++)
+      for (uint32_t j = 0; j < n16; j++) {
+        const uint32_t* w =
+            (const uint32_t*)(buf + (size_t)sl * slot + (size_t)p * per_prod + 16ull * j);
+        uint32_t t, c;
+        if (cfg->flavour == XS_FLAVOUR_TMA)
+          t = XSI_XB_TMA_TAG,
+          c = (uint32_t)p * (XS_XBENCH_TMA_CHUNK / 16) + j % (XS_XBENCH_TMA_CHUNK / 16);
+        else
+          t = tag + last, c = (uint32_t)p * n16 + j;
+        if (w[0] != XSI_XB_WORD0(t, c) || w[1] != XSI_XB_WORD1(t, c) ||
+            w[2] != XSI_XB_WORD2(t, c) || w[3] != XSI_XB_WORD3(t, c))
+          wrong += 16;
+      }
+  }
+  s->bytes_checked = (long)nslots * cfg->K * (long)per_prod;
+  s->bytes_wrong = wrong;
+  s->flag_wrong = 0;
+  if (cfg->flag)
+    for (int p = 0; p < cfg->K; p++)
+      s->flag_wrong += flags[p] != (uint32_t)cfg->bursts;
+  if (wrong || s->flag_wrong)
+    res = xsi_set_error(
+        XS_ERR_INTERNAL, "xbench check (%s, %s): %ld of %ld bytes wrong, %ld flags wrong",
+        s->transport, xs_flavour_name(cfg->flavour), wrong, s->bytes_checked, s->flag_wrong);
+done:
+  if (buf != b->host) free(buf);
+  return res;
+}
+
+static xs_result check_config(const xs_xbench* b, const xs_xbench_config* c) {
+  XSI_ARG(c->size == sizeof(xs_xbench_config),
+          "xbench config: size mismatch (use XS_XBENCH_CONFIG_INITIALIZER)");
+  XSI_ARG(c->device == b->device && c->target.kind == b->target.kind &&
+              (c->target.kind != XS_TARGET_PEER || c->target.peer == b->target.peer),
+          "xbench config: device/target differ from the session's (%s on device %d)", b->transport,
+          b->device);
+  XSI_ARG(c->K >= 1 && c->K <= b->sm_count, "xbench config: K must be in [1, %d] (got %d)",
+          b->sm_count, c->K);
+  XSI_ARG(c->K <= XB_FLAG_BYTES / 4, "xbench config: K must be <= %d", XB_FLAG_BYTES / 4);
+  XSI_ARG(isfinite(c->V) && c->V >= 16 && c->V <= 4e9,
+          "xbench config: V must be in [16, 4e9] "
+          "bytes (got %g)",
+          c->V);
+  XSI_ARG(isfinite(c->gap_ns) && c->gap_ns >= 0 && c->gap_ns <= 1e9,
+          "xbench config: gap must be in [0, 1 s] (got %g ns)", c->gap_ns);
+  XSI_ARG(c->bursts >= 1 && c->bursts <= XS_XBENCH_MAX_BURSTS,
+          "xbench config: bursts must be in [1, %d] (got %d)", XS_XBENCH_MAX_BURSTS, c->bursts);
+  XSI_ARG((unsigned)c->flavour < XS_FLAVOUR_COUNT, "xbench config: bad flavour %d",
+          (int)c->flavour);
+  XSI_ARG(c->gap_mode == XS_GAP_FMA || c->gap_mode == XS_GAP_SPIN, "xbench config: bad gap mode");
+  XSI_ARG(c->sync_mode == XS_SYNC_GRID || c->sync_mode == XS_SYNC_FREE,
+          "xbench config: bad sync mode");
+  XSI_ARG(c->timeout_ms > 0 && c->timeout_ms <= 600e3,
+          "xbench config: timeout_ms must be in (0, 600000] (got %g)", c->timeout_ms);
+  return XS_OK;
+}
+
+xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
+                            xs_xbench_summary* summary, xs_xbench* b, const xs_xbench_config* cfg) {
+  XSI_ARG(b && cfg, "xs_xbench_measure: NULL session or config");
+  XSI_CHECK(check_config(b, cfg));
+  xs_result res = XS_OK;
+  xs_xbench_stamp* st = NULL;
+  xs_xbench_burst* bu = NULL;
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  const int K = cfg->K, nb = cfg->bursts;
+  uint32_t per_prod = (uint32_t)(16.0 * ceil(cfg->V / K / 16.0));
+  uint64_t slot = ((uint64_t)per_prod * K + 4095) / 4096 * 4096;
+  if (slot > b->ring)
+    return xsi_set_error(XS_ERR_INVALID_ARG,
+                         "xbench: a burst of %.0f bytes exceeds the "
+                         "session's ring (%zu bytes)",
+                         (double)per_prod * K, b->ring);
+  uint32_t nslots = (uint32_t)(b->ring / slot);
+  if (nslots > (uint32_t)nb) nslots = (uint32_t)nb;
+  s.V = (double)per_prod * K;
+  s.per_producer = per_prod;
+  s.gap_nominal_ns = cfg->gap_ns;
+  s.fma_iters_per_ns = b->fma_per_ns;
+  s.timer_res_ns = b->timer_res_ns;
+  snprintf(s.device, sizeof s.device, "%s", b->name);
+  snprintf(s.transport, sizeof s.transport, "%s", b->transport);
+  size_t nst = (size_t)nb * K;
+  st = (xs_xbench_stamp*)calloc(nst, sizeof *st);
+  bu = (xs_xbench_burst*)calloc((size_t)nb, sizeof *bu);
+  if (!st || !bu) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "xbench: %zu stamps", nst);
+  XSI_CUDA_GOTO(cudaSetDevice(b->device), res, fail);
+  if (nst > b->stamp_cap) {
+    cudaFree(b->stamps);
+    b->stamps = NULL, b->stamp_cap = 0;
+    void* p = NULL;
+    XSI_CUDA_GOTO(cudaMalloc(&p, nst * sizeof(xs_xbench_stamp)), res, fail);
+    b->stamps = (xs_xbench_stamp*)p, b->stamp_cap = nst;
+  }
+  uint32_t tag = 0x51000000u + (++b->runs << 12);
+  size_t used = (size_t)slot * nslots;
+  /* Poison (checked runs), zero the flags, barrier and status, warm the pages. */
+  if (cfg->check) {
+    if (b->host)
+      memset(b->host, XSI_XB_POISON, used);
+    else
+      XSI_CUDA_GOTO(cudaMemsetAsync(b->dev, XSI_XB_POISON, used, b->stream), res, fail);
+  }
+  if (b->host)
+    memset(b->host + b->ring, 0, XB_FLAG_BYTES);
+  else
+    XSI_CUDA_GOTO(cudaMemsetAsync(b->dev + b->ring, 0, XB_FLAG_BYTES, b->stream), res, fail);
+  XSI_CUDA_GOTO(cudaMemsetAsync(b->barrier, 0, 2 * sizeof(uint32_t), b->stream), res, fail);
+  XSI_CUDA_GOTO(cudaMemsetAsync(b->stamps, 0, nst * sizeof(xs_xbench_stamp), b->stream), res, fail);
+  if (cfg->warmup) XSI_CHECK_GOTO(xsi_xb_touch(b->dev, used, b->sink, b->stream), res, fail);
+  {
+    xsi_xb_params p;
+    memset(&p, 0, sizeof p);
+    p.target = b->dev;
+    p.slot_bytes = slot;
+    p.nslots = nslots;
+    p.per_prod = per_prod;
+    p.flags = cfg->flag ? (uint32_t*)(b->dev + b->ring) : NULL;
+    p.K = K, p.bursts = nb;
+    p.flavour = (int)cfg->flavour, p.sync_mode = (int)cfg->sync_mode;
+    p.gap_mode = (int)cfg->gap_mode;
+    p.gap_ns = (uint64_t)llround(cfg->gap_ns);
+    p.gap_iters = (uint64_t)llround(cfg->gap_ns * b->fma_per_ns);
+    p.tag = tag;
+    p.barrier = b->barrier;
+    p.status = b->barrier + 1;
+    /* a barrier waits for the slowest producer's gap too: the bound covers it */
+    p.timeout_ns = (uint64_t)(cfg->timeout_ms * 1e6 + 2.0 * cfg->gap_ns);
+    p.stamps = b->stamps;
+    p.sink = b->sink;
+    XSI_CHECK_GOTO(xsi_xb_launch(&p, b->stream, b->ev0, b->ev1), res, fail);
+  }
+  XSI_CUDA_GOTO(cudaStreamSynchronize(b->stream), res, fail);
+  {
+    uint32_t status = 0;
+    float ms = 0;
+    XSI_CUDA_GOTO(cudaMemcpy(&status, b->barrier + 1, sizeof status, cudaMemcpyDeviceToHost), res,
+                  fail);
+    if (status != XSI_XB_OK)
+      XSI_FAIL(res, XS_ERR_TIMEOUT, fail,
+               "xbench: grid barrier timed out after %g ms (K %d, V %.0f, G %.0f ns, %s)",
+               cfg->timeout_ms, K, s.V, cfg->gap_ns, xs_flavour_name(cfg->flavour));
+    XSI_CUDA_GOTO(cudaEventElapsedTime(&ms, b->ev0, b->ev1), res, fail);
+    s.kernel_ms = ms;
+  }
+  XSI_CUDA_GOTO(cudaMemcpy(st, b->stamps, nst * sizeof *st, cudaMemcpyDeviceToHost), res, fail);
+  for (size_t i = 0; i < nst; i++)
+    if (st[i].end_ns == 0 || st[i].start_ns == 0)
+      XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: burst %zu of producer %zu has no timestamps",
+               i / K, i % K);
+  reduce(bu, &s, st, cfg);
+  if (cfg->check) res = verify(&s, b, cfg, tag, slot, nslots, per_prod);
+  if (bursts) memcpy(bursts, bu, (size_t)nb * sizeof *bu);
+  if (stamps) memcpy(stamps, st, nst * sizeof *st);
+  if (summary) *summary = s;
+  free(st);
+  free(bu);
+  return res;
+fail:
+  if (summary) *summary = s;
+  free(st);
+  free(bu);
+  return res;
+}
+
+xs_result xs_xbench_run(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
+                        xs_xbench_summary* summary, const xs_xbench_config* cfg) {
+  XSI_ARG(cfg, "xs_xbench_run: NULL config");
+  XSI_ARG(cfg->size == sizeof(xs_xbench_config),
+          "xbench config: size mismatch (use XS_XBENCH_CONFIG_INITIALIZER)");
+  XSI_ARG(cfg->K >= 1 && isfinite(cfg->V) && cfg->V >= 16 && cfg->V <= 4e9 && cfg->bursts >= 1,
+          "xs_xbench_run: bad K/V/bursts (%d, %g, %d)", cfg->K, cfg->V, cfg->bursts);
+  /* ring: up to 8 distinct slots, at least 64 MiB */
+  double slot = ceil((16.0 * ceil(cfg->V / cfg->K / 16.0) * cfg->K) / 4096.0) * 4096.0;
+  double ring = slot * (cfg->bursts < 8 ? cfg->bursts : 8);
+  if (ring < 64.0 * 1048576.0) ring = 64.0 * 1048576.0;
+  xs_xbench* b = NULL;
+  XSI_CHECK(xs_xbench_create(&b, cfg->device, cfg->target, (size_t)ring));
+  xs_result res = xs_xbench_measure(bursts, stamps, summary, b, cfg);
+  xs_xbench_destroy(b);
+  return res;
+}
+
+xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, size_t bytes,
+                              int reps) {
+  XSI_ARG(d2h_gbps && h2d_gbps, "xs_memcpy_bandwidth: NULL output");
+  XSI_CHECK(check_device(device));
+  if (!bytes) bytes = (size_t)256 << 20;
+  if (reps <= 0) reps = 5;
+  XSI_ARG(reps <= 64, "xs_memcpy_bandwidth: reps must be <= 64");
+  xs_result res = XS_OK;
+  void *h = NULL, *d = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  double t[2][64];
+  XSI_CUDA_GOTO(cudaSetDevice(device), res, fail);
+  XSI_CUDA_GOTO(cudaMallocHost(&h, bytes), res, fail);
+  XSI_CUDA_GOTO(cudaMalloc(&d, bytes), res, fail);
+  XSI_CUDA_GOTO(cudaEventCreate(&e0), res, fail);
+  XSI_CUDA_GOTO(cudaEventCreate(&e1), res, fail);
+  memset(h, 1, bytes);
+  for (int dir = 0; dir < 2; dir++) {
+    enum cudaMemcpyKind kind = dir == 0 ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
+    void* dst = dir == 0 ? h : d;
+    void* src = dir == 0 ? d : h;
+    XSI_CUDA_GOTO(cudaMemcpy(dst, src, bytes, kind), res, fail); /* warm-up */
+    for (int r = 0; r < reps; r++) {
+      float ms = 0;
+      XSI_CUDA_GOTO(cudaEventRecord(e0, 0), res, fail);
+      XSI_CUDA_GOTO(cudaMemcpyAsync(dst, src, bytes, kind, 0), res, fail);
+      XSI_CUDA_GOTO(cudaEventRecord(e1, 0), res, fail);
+      XSI_CUDA_GOTO(cudaEventSynchronize(e1), res, fail);
+      XSI_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1), res, fail);
+      t[dir][r] = (double)bytes / (ms * 1e6);
+    }
+    qsort(t[dir], (size_t)reps, sizeof(double), cmp_double);
+  }
+  *d2h_gbps = t[0][reps / 2];
+  *h2d_gbps = t[1][reps / 2];
+fail:
+  if (e1) cudaEventDestroy(e1);
+  if (e0) cudaEventDestroy(e0);
+  cudaFree(d);
+  cudaFreeHost(h);
+  return res;
+}

@@ -1,0 +1,83 @@
+/* xbench_internal.h — what the xbench host code (xbench.c, calibrate.c, C) and its kernels
+ * (xbench_kernel.cu, CUDA) share: the kernel parameter block, the launchers, the data pattern
+ * and the CUDA error macro. Internal, not installed. */
+#ifndef XSTAGE_XBENCH_INTERNAL_H
+#define XSTAGE_XBENCH_INTERNAL_H
+
+#include "core/internal.h"
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every CUDA call is checked: failure sets XS_ERR_CUDA with file:line, the call and CUDA's
+ * message, and jumps to `label` with `res` set. */
+#define XSI_CUDA_GOTO(call, res, label)                                                            \
+  do {                                                                                             \
+    cudaError_t xsi_e_ = (call);                                                                   \
+    if (xsi_e_ != cudaSuccess) {                                                                   \
+      (res) = xsi_set_error(XS_ERR_CUDA, "%s:%d: %s: %s", __FILE__, __LINE__, #call,               \
+                            cudaGetErrorString(xsi_e_));                                           \
+      goto label;                                                                                  \
+    }                                                                                              \
+  } while (0)
+
+/* The 16 bytes stored at 16-byte chunk `chunk` of a burst tagged `tag` (st flavours: chunk =
+ * index of the chunk in the burst's slot; TMA: chunk = producer * 2048 + index in the 32 KB
+ * shared-memory source). Cheap on purpose: three integer ops per 16-byte store. */
+#define XSI_XB_WORD0(tag, chunk) ((uint32_t)(tag))
+#define XSI_XB_WORD1(tag, chunk) ((uint32_t)(chunk))
+#define XSI_XB_WORD2(tag, chunk) ((uint32_t)(tag) ^ (uint32_t)(chunk))
+#define XSI_XB_WORD3(tag, chunk) (~(uint32_t)(chunk))
+#define XSI_XB_TMA_TAG 0x7A3B0000u
+#define XSI_XB_POISON 0xA5 /* byte value of the target before a checked run */
+
+/* Status word values written by the kernel. */
+#define XSI_XB_OK 0u
+#define XSI_XB_TIMEOUT 1u
+
+typedef struct xsi_xb_params {
+  unsigned char* target; /* device address of the ring (host-mapped: its device alias) */
+  uint64_t slot_bytes;   /* stride between burst slots (multiple of 4096) */
+  uint32_t nslots;       /* burst b writes slot b % nslots */
+  uint32_t per_prod;     /* bytes per producer per burst (multiple of 16) */
+  uint32_t* flags;       /* K flag words in the target memory (flag = 1), else NULL */
+  int K, bursts;
+  int flavour, sync_mode, gap_mode; /* xs_flavour, xs_sync_mode, xs_gap_mode */
+  uint64_t gap_ns;                  /* spin mode */
+  uint64_t gap_iters;               /* FMA mode: loop iterations (4 FMAs each per thread) */
+  uint32_t tag;                     /* burst b of st flavours stores tag + b */
+  uint32_t* barrier;                /* grid barrier arrival counter (zeroed before the launch) */
+  uint32_t* status;                 /* XSI_XB_OK / XSI_XB_TIMEOUT */
+  uint64_t timeout_ns;              /* bound on every spin */
+  xs_xbench_stamp* stamps;          /* bursts * K, burst-major */
+  float* sink;                      /* keeps the FMA loop alive */
+} xsi_xb_params;
+
+/* Launch the burst kernel (cooperative launch of K CTAs x XS_XBENCH_THREADS threads) on
+ * `stream` between events ev0/ev1. XS_ERR_UNSUPPORTED if K CTAs cannot be co-resident. */
+xs_result xsi_xb_launch(const xsi_xb_params* p, cudaStream_t stream, cudaEvent_t ev0,
+                        cudaEvent_t ev1);
+
+/* Read one 32-bit word in every 4 KiB page of [dst, dst + bytes) (warm the GPU's translations
+ * without changing the contents). */
+xs_result xsi_xb_touch(const unsigned char* dst, uint64_t bytes, float* sink, cudaStream_t stream);
+
+/* FMA loop calibration: ns taken by `iters` iterations on one CTA (device-timed), into *ns. */
+xs_result xsi_xb_fma_time(double* ns, uint64_t iters, float* sink, uint64_t* dev_scratch,
+                          cudaStream_t stream);
+
+/* Smallest non-zero step of %globaltimer over `reads` back-to-back reads (ns). */
+xs_result xsi_xb_timer_res(double* ns, int reads, uint64_t* dev_scratch, cudaStream_t stream);
+
+/* Session access for calibrate.c. */
+const char* xsi_xbench_device_name(const xs_xbench* b);
+size_t xsi_xbench_ring_bytes(const xs_xbench* b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,430 @@
+/* test_sweep.c — the calibration sweep planner, the measurement CSV writer and the analysis
+ * helpers (knee, measured transition gap), all without a GPU. */
+#include "core/csv.h"
+#include "core/fileio.h"
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static xs_sweep_point g_pts[XS_SWEEP_MAX_POINTS], g_pts2[XS_SWEEP_MAX_POINTS];
+
+static xs_link_profile host_profile(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  XT_CHECK(xs_profile_default(&p, "h200-host") == XS_OK);
+  return p;
+}
+
+static size_t count_phase(const xs_sweep_point* p, size_t n, xs_sweep_phase ph) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++)
+    c += p[i].phase == ph;
+  return c;
+}
+
+static double sum_est(const xs_sweep_point* p, size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++)
+    s += p[i].est_ns;
+  return s;
+}
+
+static void test_names(void) {
+  xs_flavour f;
+  for (int i = 0; i < XS_FLAVOUR_COUNT; i++) {
+    XT_CHECK(xs_flavour_parse(&f, xs_flavour_name((xs_flavour)i)) == XS_OK);
+    XT_EQ_INT(f, i);
+  }
+  XT_CHECK(xs_flavour_parse(&f, "tma") == XS_OK && f == XS_FLAVOUR_TMA);
+  XT_CHECK(xs_flavour_parse(&f, "st.weird") == XS_ERR_INVALID_ARG);
+  XT_CHECK(strstr(xs_last_error(), "st.weird") != NULL);
+  xs_target t;
+  char buf[32];
+  XT_CHECK(xs_target_parse(&t, "peer:3") == XS_OK && t.kind == XS_TARGET_PEER && t.peer == 3);
+  XT_CHECK(xs_target_name(buf, sizeof buf, t) == XS_OK && !strcmp(buf, "peer:3"));
+  XT_CHECK(xs_target_parse(&t, "hbm") == XS_OK && t.kind == XS_TARGET_HBM);
+  XT_CHECK(xs_target_parse(&t, "peer:") == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_target_parse(&t, "peer:1x") == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_target_parse(&t, "nvme") == XS_ERR_INVALID_ARG);
+  xs_gap_mode g;
+  xs_sync_mode s;
+  XT_CHECK(xs_gap_mode_parse(&g, "spin") == XS_OK && g == XS_GAP_SPIN);
+  XT_CHECK(xs_sync_mode_parse(&s, "free") == XS_OK && s == XS_SYNC_FREE);
+  XT_CHECK(xs_sync_mode_parse(&s, "async") == XS_ERR_INVALID_ARG);
+}
+
+/* Every (K, V) of the grid has G = 0, gaps below, around (+-10%) and above its centre. */
+static void check_grid_shape(const xs_sweep_point* p, size_t n) {
+  size_t groups = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i].phase != XS_PHASE_GRID) continue;
+    int first = 1;
+    for (size_t j = 0; j < i; j++)
+      if (p[j].phase == XS_PHASE_GRID && p[j].K == p[i].K && p[j].V == p[i].V) first = 0;
+    if (!first) continue;
+    groups++;
+    int zero = 0, below = 0, around = 0, above = 0;
+    double c = p[i].G_centre;
+    XT_CHECK(c >= 1000.0);
+    for (size_t j = i; j < n; j++) {
+      if (p[j].phase != XS_PHASE_GRID || p[j].K != p[i].K || p[j].V != p[i].V) continue;
+      XT_NEAR(p[j].G_centre, c, 1e-12);
+      if (p[j].G == 0)
+        zero = 1;
+      else if (p[j].G < 0.9 * c)
+        below++;
+      else if (p[j].G <= 1.1 * c)
+        around++;
+      else
+        above++;
+      XT_CHECK(p[j].bursts >= 8 && p[j].bursts <= 64);
+    }
+    XT_CHECK_MSG(zero && below >= 1 && around >= 3 && above >= 1,
+                 "K %d V %g: zero %d below %d around %d above %d", p[i].K, p[i].V, zero, below,
+                 around, above);
+  }
+  XT_CHECK(groups >= 3);
+}
+
+static void test_plan_quick(void) {
+  xs_link_profile p = host_profile();
+  xs_sweep_options o = XS_SWEEP_OPTIONS_INITIALIZER;
+  o.level = XS_CALIB_QUICK;
+  size_t n = 0, n2 = 0;
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 0, &o, &p) == XS_OK);
+  XT_CHECK(count_phase(g_pts, n, XS_PHASE_T0) >= 6);
+  XT_CHECK(count_phase(g_pts, n, XS_PHASE_R) >= 2);
+  XT_CHECK(count_phase(g_pts, n, XS_PHASE_Q) >= 2 * 4 * 3); /* 2 K, >= 4 V (knee), 3 reps */
+  for (size_t i = 0; i < n; i++) {
+    XT_CHECK(g_pts[i].K >= 1 && g_pts[i].K <= o.sm_count);
+    if (g_pts[i].phase == XS_PHASE_R) XT_CHECK(g_pts[i].G == 0 && g_pts[i].bursts >= 16);
+    if (g_pts[i].phase == XS_PHASE_Q) XT_CHECK(g_pts[i].bursts == 1);
+  }
+  double probes = sum_est(g_pts, n);
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_OK);
+  XT_CHECK(count_phase(g_pts, n, XS_PHASE_GRID) >= 60);
+  XT_EQ_INT(count_phase(g_pts, n, XS_PHASE_REPEAT), 5);
+  XT_CHECK_MSG(probes + sum_est(g_pts, n) <= 60e9, "quick estimate %.1f s",
+               (probes + sum_est(g_pts, n)) / 1e9);
+  check_grid_shape(g_pts, n);
+  /* deterministic */
+  XT_CHECK(xs_sweep_plan(g_pts2, XS_SWEEP_MAX_POINTS, &n2, 1, &o, &p) == XS_OK);
+  XT_EQ_INT(n2, n);
+  XT_CHECK(memcmp(g_pts, g_pts2, n * sizeof g_pts[0]) == 0);
+}
+
+static void test_plan_full(void) {
+  xs_link_profile p = host_profile();
+  xs_sweep_options o = XS_SWEEP_OPTIONS_INITIALIZER;
+  o.level = XS_CALIB_FULL;
+  o.sm_count = 132;
+  size_t n = 0, np = 0;
+  XT_CHECK(xs_sweep_plan(g_pts2, XS_SWEEP_MAX_POINTS, &np, 0, &o, &p) == XS_OK);
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_OK);
+  XT_CHECK_MSG(count_phase(g_pts, n, XS_PHASE_GRID) >= 300, "%zu grid points",
+               count_phase(g_pts, n, XS_PHASE_GRID));
+  XT_CHECK(sum_est(g_pts, n) + sum_est(g_pts2, np) <= 300e9);
+  check_grid_shape(g_pts, n);
+  /* the centre is the model's settle gap (at least 1 us), never beyond the drain time of
+   * the whole burst */
+  for (size_t i = 0; i < n; i++) {
+    if (g_pts[i].phase != XS_PHASE_GRID) continue;
+    double g = 0;
+    XT_CHECK(xs_calib_predicted_settle_gap(&g, &p, g_pts[i].K, g_pts[i].V, 0.05) == XS_OK);
+    XT_NEAR(g_pts[i].G_centre, isfinite(g) && g > 1000 ? g : 1000, 1e-12);
+    XT_CHECK(g_pts[i].G_centre <= (g_pts[i].V / p.R > 1000 ? g_pts[i].V / p.R : 1000));
+  }
+  /* K capped at the SM count, V at the ring */
+  o.sm_count = 20;
+  o.max_V = 1048576.0;
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_OK);
+  for (size_t i = 0; i < n; i++)
+    XT_CHECK(g_pts[i].K <= 20 && g_pts[i].V <= 1048576.0);
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 0, &o, &p) == XS_OK);
+  for (size_t i = 0; i < n; i++)
+    XT_CHECK(g_pts[i].K <= 20 && g_pts[i].V <= 1048576.0);
+}
+
+static void test_plan_budget(void) {
+  xs_link_profile p = host_profile();
+  xs_sweep_options o = XS_SWEEP_OPTIONS_INITIALIZER;
+  o.level = XS_CALIB_FULL;
+  size_t n = 0, nfull = 0;
+  XT_CHECK(xs_sweep_plan(g_pts2, XS_SWEEP_MAX_POINTS, &nfull, 1, &o, &p) == XS_OK);
+  o.budget_ns = 0.4e9; /* grid share: 0.2 s: must drop points and shorten sequences */
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_OK);
+  XT_CHECK(n < nfull);
+  double s = sum_est(g_pts, n);
+  /* every kept (K, V) still has G = 0, its centre and a point on each side of it */
+  size_t groups = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (g_pts[i].phase != XS_PHASE_GRID) continue;
+    int first = 1;
+    for (size_t j = 0; j < i; j++)
+      if (g_pts[j].phase == XS_PHASE_GRID && g_pts[j].K == g_pts[i].K && g_pts[j].V == g_pts[i].V)
+        first = 0;
+    if (!first) continue;
+    groups++;
+    int zero = 0, below = 0, at = 0, above = 0;
+    for (size_t j = i; j < n; j++) {
+      const xs_sweep_point* q = &g_pts[j];
+      if (q->phase != XS_PHASE_GRID || q->K != g_pts[i].K || q->V != g_pts[i].V) continue;
+      if (q->G == 0)
+        zero = 1;
+      else if (fabs(q->G - q->G_centre) <= 1e-9 * q->G_centre)
+        at = 1;
+      else if (q->G < q->G_centre)
+        below = 1;
+      else
+        above = 1;
+      XT_CHECK(q->bursts >= 8);
+    }
+    XT_CHECK(zero && below && at && above);
+  }
+  XT_CHECK(groups >= 3);
+  XT_CHECK_MSG(s <= 0.2e9 || groups == 3, "sum %.3f s with %zu groups", s / 1e9, groups);
+  /* too small a buffer */
+  XT_CHECK(xs_sweep_plan(g_pts, 10, &n, 1, &o, &p) == XS_ERR_EXHAUSTED);
+  /* bad options */
+  o.sm_count = 0;
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_ERR_INVALID_ARG);
+  o.sm_count = 132;
+  o.size = 3;
+  XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 1, &o, &p) == XS_ERR_INVALID_ARG);
+}
+
+static void test_estimate(void) {
+  xs_link_profile p = host_profile();
+  xs_sweep_point pt = {XS_PHASE_GRID, 16, 1048576.0, 20e3, 10, 0, 0, 0};
+  double ns = 0;
+  XT_CHECK(xs_sweep_estimate(&ns, &pt, &p, 1000) == XS_OK);
+  /* at least the gaps plus the bytes at the drain rate beyond the stage */
+  XT_CHECK(ns >= 10 * 20e3 + 1000);
+  XT_CHECK(ns <= 10 * (20e3 + pt.V / p.R + 5000) + 1000);
+  pt.bursts = 0;
+  XT_CHECK(xs_sweep_estimate(&ns, &pt, &p, 1000) == XS_ERR_INVALID_ARG);
+}
+
+static xs_calib_row make_row(int i) {
+  xs_calib_row r;
+  memset(&r, 0, sizeof r);
+  snprintf(r.transport, sizeof r.transport, "%s", i % 2 ? "host" : "peer:1");
+  r.K = 1 + i % 132;
+  r.V = 16.0 * (1 + i * 977);
+  r.gap_ns = i * 1234.567890123;
+  r.burst_index = i % 24;
+  r.t_iss_ns = 1000.0 / 3.0 * (i + 1);
+  r.t_iss_mean_ns = 0.1 + i * 0.7;
+  r.gap_nominal_ns = 1e3 * i;
+  r.t_ret_ns = i % 3 ? r.t_iss_ns : NAN;
+  r.t_iss_cyc_ns = M_PI * i;
+  snprintf(r.flavour, sizeof r.flavour, "%s", i % 4 == 3 ? "tma.bulk" : "st.global.v4");
+  snprintf(r.mode, sizeof r.mode, "%s", i % 2 ? "sync" : "free");
+  snprintf(r.gap_mode, sizeof r.gap_mode, "fma");
+  snprintf(r.phase, sizeof r.phase, "%s", i == 5 ? "a,\"b" : "grid");
+  r.point = i / 24;
+  r.rep = i % 5;
+  return r;
+}
+
+static void test_csv_roundtrip(void) {
+  enum { N = 200 };
+  xs_calib_row rows[N];
+  for (int i = 0; i < N; i++)
+    rows[i] = make_row(i);
+  char* text = NULL;
+  size_t len = 0;
+  XT_CHECK(xs_calib_csv_format(&text, &len, rows, N) == XS_OK);
+  XT_CHECK(text && strlen(text) == len);
+  xsi_csv* csv = NULL;
+  XT_CHECK(xsi_csv_parse(&csv, text, len, "rows.csv", 0) == XS_OK);
+  if (!csv) {
+    free(text);
+    return;
+  }
+  XT_EQ_INT(csv->nrows, N);
+  XT_EQ_INT(csv->ncols, 16);
+  static const char* cols[] = {"transport",     "K",
+                               "V_bytes",       "gap_ns",
+                               "burst_index",   "t_iss_ns",
+                               "t_iss_mean_ns", "gap_nominal_ns",
+                               "t_ret_ns",      "t_iss_cyc_ns",
+                               "flavour",       "mode",
+                               "gap_mode",      "phase",
+                               "point",         "rep"};
+  long ci[16];
+  for (int c = 0; c < 16; c++)
+    XT_CHECK(xsi_csv_require(&ci[c], csv, cols[c]) == XS_OK);
+  for (size_t r = 0; r < csv->nrows && r < N; r++) {
+    const xs_calib_row* w = &rows[r];
+    double x = 0;
+    long long k = 0;
+    XT_CHECK(!strcmp(csv->rows[r][ci[0]], w->transport));
+    XT_CHECK(xsi_csv_int(&k, csv, r, ci[1], 1, 1024) == XS_OK && k == w->K);
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[2]) == XS_OK && x == w->V);
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[3]) == XS_OK && x == w->gap_ns);
+    XT_CHECK(xsi_csv_int(&k, csv, r, ci[4], 0, 1 << 20) == XS_OK && k == w->burst_index);
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[5]) == XS_OK && x == w->t_iss_ns);
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[6]) == XS_OK && x == w->t_iss_mean_ns);
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[7]) == XS_OK && x == w->gap_nominal_ns);
+    if (isfinite(w->t_ret_ns))
+      XT_CHECK(xsi_csv_number(&x, csv, r, ci[8]) == XS_OK && x == w->t_ret_ns);
+    else
+      XT_CHECK(!strcmp(csv->rows[r][ci[8]], "nan"));
+    XT_CHECK(xsi_csv_number(&x, csv, r, ci[9]) == XS_OK && x == w->t_iss_cyc_ns);
+    XT_CHECK(!strcmp(csv->rows[r][ci[10]], w->flavour));
+    XT_CHECK(!strcmp(csv->rows[r][ci[11]], w->mode));
+    XT_CHECK(!strcmp(csv->rows[r][ci[12]], w->gap_mode));
+    XT_CHECK_MSG(!strcmp(csv->rows[r][ci[13]], w->phase), "row %zu phase '%s'", r,
+                 csv->rows[r][ci[13]]);
+    XT_CHECK(xsi_csv_int(&k, csv, r, ci[14], 0, 1 << 20) == XS_OK && k == w->point);
+    XT_CHECK(xsi_csv_int(&k, csv, r, ci[15], 0, 100) == XS_OK && k == w->rep);
+  }
+  xsi_csv_free(csv);
+  free(text);
+  /* header only */
+  XT_CHECK(xs_calib_csv_format(&text, &len, NULL, 0) == XS_OK);
+  XT_CHECK(text && !strncmp(text, "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,", 48));
+  free(text);
+}
+
+/* Rows appended from a measured sequence are read back by the model's dataset loader. */
+static void test_rows_dataset(void) {
+  xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+  cfg.K = 32, cfg.V = 4194304.0, cfg.gap_ns = 5000, cfg.bursts = 6;
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  s.V = 4194304.0;
+  s.gap_measured_ns = 6123.5;
+  snprintf(s.transport, sizeof s.transport, "host");
+  xs_xbench_burst b[6];
+  for (int i = 0; i < 6; i++) {
+    memset(&b[i], 0, sizeof b[i]);
+    b[i].t_iss_ns = 1200.0 + 10000.0 * i, b[i].t_iss_mean_ns = 900.0 + 5000.0 * i;
+    b[i].t_ret_ns = b[i].t_iss_ns, b[i].t_iss_cyc_ns = b[i].t_iss_ns;
+  }
+  xs_calib_row* rows = NULL;
+  size_t n = 0, cap = 0;
+  XT_CHECK(xs_calib_rows_append(&rows, &n, &cap, &cfg, &s, b, "grid", 7, 0) == XS_OK);
+  XT_CHECK(xs_calib_rows_append(&rows, &n, &cap, &cfg, &s, b, "repeat", 8, 1) == XS_OK);
+  XT_EQ_INT(n, 12);
+  XT_CHECK(rows[7].burst_index == 1 && rows[7].point == 8 && !strcmp(rows[7].phase, "repeat"));
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/xstage-test-sweep-%d.csv", (int)getpid());
+  XT_CHECK(xs_calib_csv_write(path, rows, n) == XS_OK);
+  xs_dataset* ds = NULL;
+  XT_CHECK(xs_dataset_load(&ds, path) == XS_OK);
+  if (ds) {
+    XT_EQ_INT(xs_dataset_size(ds), 12);
+    const xs_sample* smp = xs_dataset_samples(ds);
+    for (size_t i = 0; i < 12; i++) {
+      XT_CHECK(!strcmp(smp[i].transport, "host"));
+      XT_NEAR(smp[i].K, 32, 0);
+      XT_NEAR(smp[i].V, 4194304.0, 0);
+      XT_NEAR(smp[i].G, 6123.5, 0);
+      XT_EQ_INT(smp[i].burst_index, (long)(i % 6));
+      XT_NEAR(smp[i].t_iss_ns, 1200.0 + 10000.0 * (i % 6), 0);
+    }
+  }
+  xs_dataset_destroy(ds);
+  unlink(path);
+  free(rows);
+}
+
+static void test_knee(void) {
+  /* t(V) = V / r below the knee, then the stage drains at R: t = (V - Q) / R */
+  const double r = 800.0, R = 52.0, Q = 1.5e6; /* bytes/ns, bytes */
+  double vk_true = Q / (1 - R / r);            /* where V / r = (V - Q) / R */
+  double V[14], t[14];
+  for (int i = 0; i < 14; i++) {
+    V[i] = 65536.0 * pow(2.0, 0.62 * i);
+    t[i] = V[i] <= vk_true ? V[i] / r : (V[i] - Q) / R;
+  }
+  double vk = 0, q = 0;
+  XT_CHECK(xs_calib_knee(&vk, &q, V, t, 14, R) == XS_OK);
+  /* the knee is the grid point nearest the true one, Q within the grid step's effect */
+  size_t best = 0;
+  for (size_t i = 0; i < 14; i++)
+    if (fabs(log(V[i] / vk_true)) < fabs(log(V[best] / vk_true))) best = i;
+  XT_CHECK_MSG(fabs(log(vk / V[best])) <= log(2.0) * 0.62 + 1e-9, "knee %g, nearest %g", vk,
+               V[best]);
+  XT_CHECK_MSG(q > 0.5 * Q && q < 1.6 * Q, "q %g vs Q %g", q, Q);
+  XT_CHECK(xs_calib_knee(&vk, &q, V, t, 3, R) == XS_ERR_INVALID_ARG);
+  V[3] = V[2];
+  XT_CHECK(xs_calib_knee(&vk, &q, V, t, 14, R) == XS_ERR_INVALID_ARG);
+}
+
+static void test_settle_gap(void) {
+  double g[] = {0, 5e3, 10e3, 15e3, 18e3, 19e3, 20e3, 22e3, 30e3};
+  double ss[] = {20e3, 15e3, 10e3, 5e3, 2e3, 1.25e3, 1.21e3, 1.2e3, 1.19e3};
+  double gm = 0;
+  XT_CHECK(xs_calib_settle_gap(&gm, g, ss, 9, 1.2e3, 0.05) == XS_OK);
+  XT_NEAR(gm, 19e3, 1e-12);
+  /* a noisy point above the transition pushes it up: the gaps beyond must settle too */
+  ss[7] = 1.5e3;
+  XT_CHECK(xs_calib_settle_gap(&gm, g, ss, 9, 1.2e3, 0.05) == XS_OK);
+  XT_NEAR(gm, 30e3, 1e-12);
+  /* never settles */
+  ss[8] = 3e3;
+  XT_CHECK(xs_calib_settle_gap(&gm, g, ss, 9, 1.2e3, 0.05) == XS_OK);
+  XT_CHECK(isnan(gm));
+  /* everything settles: the smallest gap */
+  for (int i = 0; i < 9; i++)
+    ss[i] = 1.2e3;
+  XT_CHECK(xs_calib_settle_gap(&gm, g, ss, 9, 1.2e3, 0.05) == XS_OK);
+  XT_NEAR(gm, 0, 0);
+  g[2] = 1;
+  XT_CHECK(xs_calib_settle_gap(&gm, g, ss, 9, 1.2e3, 0.05) == XS_ERR_INVALID_ARG);
+}
+
+/* The model-side settle gap: close to the smallest free gap when a burst fits the stage,
+ * finite when it overflows the stage, 0 when nothing back-pressures. */
+static void test_predicted_settle_gap(void) {
+  xs_link_profile p = host_profile();
+  double g = 0, gfree = 0, t0 = 0;
+  XT_CHECK(xs_calib_predicted_settle_gap(&g, &p, 16, 1048576.0, 0.05) == XS_OK);
+  XT_CHECK(xs_plan_min_free_gap(&gfree, &p, 16, 1048576.0) == XS_OK);
+  XT_CHECK(xs_t0_iss(&t0, &p, 16, 1048576.0) == XS_OK);
+  XT_CHECK_MSG(isfinite(gfree) && g <= gfree * (1 + 1e-3) && g >= gfree - 0.05 * t0 - 0.002 * gfree,
+               "settle %g vs free %g (T0 %g)", g, gfree, t0);
+  /* the steady T_iss at the settle gap is within 5% of the first burst, and not just below */
+  xs_steady st;
+  XT_CHECK(xs_fluid_periodic(&st, &p, 16, 1048576.0, g) == XS_OK);
+  XT_CHECK(st.t_iss_ns <= 1.05 * st.t_iss_first_ns * (1 + 1e-9));
+  XT_CHECK(xs_fluid_periodic(&st, &p, 16, 1048576.0, 0.98 * g) == XS_OK);
+  XT_CHECK(st.t_iss_ns > 1.05 * st.t_iss_first_ns);
+  /* a burst that overflows the stage from idle: no free gap, but a finite settle gap (the
+   * backlog left by a burst drains), below the drain time of the whole burst */
+  XT_CHECK(xs_plan_min_free_gap(&gfree, &p, 32, 4194304.0) == XS_OK);
+  XT_CHECK(!isfinite(gfree));
+  XT_CHECK(xs_calib_predicted_settle_gap(&g, &p, 32, 4194304.0, 0.05) == XS_OK);
+  XT_CHECK_MSG(isfinite(g) && g > 0 && g < 4194304.0 / p.R, "settle %g", g);
+  /* a burst so large that back-to-back bursts are within 5% of the first: 0 */
+  XT_CHECK(xs_calib_predicted_settle_gap(&g, &p, 32, 64.0 * 1048576.0, 0.05) == XS_OK);
+  XT_NEAR(g, 0, 0);
+  /* a tiny burst on a fast path settles at once */
+  xs_link_profile h = XS_LINK_PROFILE_INITIALIZER;
+  XT_CHECK(xs_profile_default(&h, "h200-hbm") == XS_OK);
+  XT_CHECK(xs_calib_predicted_settle_gap(&g, &h, 16, 65536.0, 0.05) == XS_OK);
+  XT_NEAR(g, 0, 0);
+  XT_CHECK(xs_calib_predicted_settle_gap(&g, &p, 0, 65536.0, 0.05) == XS_ERR_INVALID_ARG);
+}
+
+int main(void) {
+  XT_RUN(test_names);
+  XT_RUN(test_plan_quick);
+  XT_RUN(test_plan_full);
+  XT_RUN(test_plan_budget);
+  XT_RUN(test_estimate);
+  XT_RUN(test_csv_roundtrip);
+  XT_RUN(test_rows_dataset);
+  XT_RUN(test_knee);
+  XT_RUN(test_settle_gap);
+  XT_RUN(test_predicted_settle_gap);
+  return XT_END();
+}
