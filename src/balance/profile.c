@@ -1,0 +1,223 @@
+/* profile.c — the max-affine expert-time profile: evaluation, embedded estimates, fitting. */
+#include "balance/balance_internal.h"
+#include "core/csv.h"
+#include "core/fileio.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+xs_result xs_expert_profile_validate(const xs_expert_profile* p) {
+  XSI_ARG(p != NULL, "profile is NULL");
+  XSI_ARG(xsi_finite(p->a_us) && p->a_us >= 0,
+          "profile field 'a_us' must be finite and >= 0 (got %g)", p->a_us);
+  XSI_ARG(xsi_finite(p->b_us) && p->b_us > 0,
+          "profile field 'b_us' must be finite and > 0 (got %g)", p->b_us);
+  XSI_ARG(xsi_finite(p->c_us) && p->c_us >= 0,
+          "profile field 'c_us' must be finite and >= 0 (got %g)", p->c_us);
+  XSI_ARG(xsi_finite(p->beta_us) && p->beta_us > 0,
+          "profile field 'beta_us' must be finite and > 0 (got %g)", p->beta_us);
+  XSI_ARG(p->tile_rows >= 0 && p->tile_rows <= 4096,
+          "profile field 'tile_rows' must be in [0, 4096] (got %d)", p->tile_rows);
+  return XS_OK;
+}
+
+/* NOTE: estimates from shared/anchors-h200.md, not measurements. Per expert (bf16, gate+up and
+ * down): weight bytes = 3*H*I*2, streamed at ~4 TB/s -> b; flops per row = 2*3*H*I at
+ * ~650 TFLOP/s -> beta; a = c = 4 us of launch and grouped-GEMM setup. n* = b/beta ~ 162 rows
+ * for both models (the ratio is the bandwidth/compute balance of the H200). */
+static void estimate(xs_expert_profile* p, const char* name, double hidden, double inter) {
+  double bytes = 3.0 * hidden * inter * 2.0;
+  double flops = 2.0 * 3.0 * hidden * inter;
+  *p = (xs_expert_profile)XS_EXPERT_PROFILE_INITIALIZER;
+  p->a_us = 4.0;
+  p->c_us = 4.0;
+  p->b_us = bytes / 4.0e12 * 1e6;
+  p->beta_us = flops / 650e12 * 1e6;
+  p->tile_rows = 128;
+  snprintf(p->name, sizeof p->name, "%s", name);
+  snprintf(p->method, sizeof p->method,
+           "uncalibrated estimate from anchors-h200.md (4 TB/s weights, 650 TFLOP/s, 4 us fixed)");
+  p->calibrated = 0;
+}
+
+xs_result xs_expert_profile_default(xs_expert_profile* out, const char* name) {
+  XSI_ARG(out != NULL && name != NULL, "out and name must not be NULL");
+  if (!strcmp(name, "deepseek-v3")) {
+    estimate(out, name, 7168, 2048);
+  } else if (!strcmp(name, "qwen3-235b")) {
+    estimate(out, name, 4096, 1536);
+  } else {
+    return xsi_set_error(XS_ERR_INVALID_ARG,
+                         "unknown expert profile '%s' (known: deepseek-v3, qwen3-235b)", name);
+  }
+  xsi_clear_error();
+  return XS_OK;
+}
+
+double xs_expert_time_us(const xs_expert_profile* p, int64_t G, int64_t N) {
+  if (G <= 0) return 0.0;
+  double m = p->a_us + p->b_us * (double)G;
+  double k = p->c_us + p->beta_us * (double)N;
+  return m > k ? m : k;
+}
+
+double xs_expert_profile_nstar(const xs_expert_profile* p) {
+  return (p->a_us + p->b_us - p->c_us) / p->beta_us;
+}
+
+/* ---- fitting ---------------------------------------------------------------------------- */
+
+/* Weighted least squares t ~ p0 + p1*x over the samples with sel[i] == piece, weights 1/t^2
+ * (relative error). Returns 0 when the piece has fewer than 2 distinct x. */
+static int wls(double* p0, double* p1, const double* x, const double* t, const int* sel, int piece,
+               size_t n) {
+  double sw = 0, sx = 0, st = 0, sxx = 0, sxt = 0, xmin = INFINITY, xmax = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (sel[i] != piece) continue;
+    double w = 1.0 / (t[i] * t[i]);
+    sw += w;
+    sx += w * x[i];
+    st += w * t[i];
+    sxx += w * x[i] * x[i];
+    sxt += w * x[i] * t[i];
+    if (x[i] < xmin) xmin = x[i];
+    if (x[i] > xmax) xmax = x[i];
+  }
+  if (!(xmax > xmin)) return 0;
+  double det = sw * sxx - sx * sx;
+  if (!(fabs(det) > 0)) return 0;
+  *p1 = (sw * sxt - sx * st) / det;
+  *p0 = (st - *p1 * sx) / sw;
+  return 1;
+}
+
+static double rel_sse(const double* q, const double* G, const double* N, const double* t,
+                      size_t n) {
+  double s = 0;
+  for (size_t i = 0; i < n; i++) {
+    double m = q[0] + q[1] * G[i], k = q[2] + q[3] * N[i];
+    double f = m > k ? m : k;
+    s += (f - t[i]) * (f - t[i]) / (t[i] * t[i]);
+  }
+  return s;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return x < y ? -1 : x > y;
+}
+
+xs_result xs_expert_profile_fit(xs_expert_profile* out, double* rms_rel_out, const double* G,
+                                const double* N, const double* t_us, size_t n) {
+  XSI_ARG(out && G && N && t_us, "out, G, N and t_us must not be NULL");
+  XSI_ARG(n >= 4, "need at least 4 samples (got %zu)", n);
+  for (size_t i = 0; i < n; i++) {
+    XSI_ARG(xsi_finite(G[i]) && G[i] >= 1, "sample %zu: G must be >= 1 (got %g)", i, G[i]);
+    XSI_ARG(xsi_finite(N[i]) && N[i] >= 0, "sample %zu: N must be >= 0 (got %g)", i, N[i]);
+    XSI_ARG(xsi_finite(t_us[i]) && t_us[i] > 0, "sample %zu: time must be > 0 (got %g)", i,
+            t_us[i]);
+  }
+  xs_result res = XS_OK;
+  int* sel = malloc(n * sizeof *sel);
+  double* ratio = malloc(n * sizeof *ratio);
+  if (!sel || !ratio) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: out of memory");
+  for (size_t i = 0; i < n; i++)
+    ratio[i] = N[i] / G[i];
+  qsort(ratio, n, sizeof *ratio, cmp_double);
+
+  /* Stage 1: split by rows per expert (N/G) at every threshold; keep the best. */
+  double best[4] = {0}, best_sse = INFINITY;
+  for (size_t s = 0; s + 1 < n; s++) {
+    if (ratio[s] == ratio[s + 1]) continue;
+    double thr = 0.5 * (ratio[s] + ratio[s + 1]);
+    for (size_t i = 0; i < n; i++)
+      sel[i] = (N[i] / G[i] > thr);
+    double q[4];
+    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) continue;
+    if (q[1] <= 0 || q[3] <= 0) continue;
+    double e = rel_sse(q, G, N, t_us, n);
+    if (e < best_sse) {
+      best_sse = e;
+      memcpy(best, q, sizeof best);
+    }
+  }
+  if (!xsi_finite(best_sse))
+    XSI_FAIL(res, XS_ERR_NUMERIC, fail,
+             "fit: the samples do not span both regimes (need 2+ distinct G below the crossover "
+             "and 2+ distinct N above it)");
+
+  /* Stage 2: alternate (assign each sample to the piece that is the max, refit) while the
+   * error falls. */
+  for (int it = 0; it < 50; it++) {
+    for (size_t i = 0; i < n; i++)
+      sel[i] = (best[2] + best[3] * N[i] > best[0] + best[1] * G[i]);
+    double q[4];
+    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) break;
+    if (q[1] <= 0 || q[3] <= 0) break;
+    double e = rel_sse(q, G, N, t_us, n);
+    if (!(e < best_sse * (1 - 1e-12))) break;
+    best_sse = e;
+    memcpy(best, q, sizeof best);
+  }
+  out->a_us = best[0] > 0 ? best[0] : 0;
+  out->b_us = best[1];
+  out->c_us = best[2] > 0 ? best[2] : 0;
+  out->beta_us = best[3];
+  if (rms_rel_out) *rms_rel_out = sqrt(best_sse / (double)n);
+  free(sel);
+  free(ratio);
+  xsi_clear_error();
+  return XS_OK;
+fail:
+  free(sel);
+  free(ratio);
+  return res;
+}
+
+xs_result xs_expert_profile_fit_csv(xs_expert_profile* out, double* rms_rel_out, size_t* n_used_out,
+                                    const char* path, const char* model) {
+  XSI_ARG(out && path, "out and path must not be NULL");
+  xs_result res = XS_OK;
+  char* text = NULL;
+  size_t len = 0, m = 0;
+  xsi_csv* csv = NULL;
+  double *G = NULL, *N = NULL, *T = NULL;
+  long cg, cn, ct, cm = -1;
+  XSI_CHECK_GOTO(xsi_read_file(&text, &len, path, 0), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_parse(&csv, text, len, path, 0), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cg, csv, "G"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&cn, csv, "N"), res, fail);
+  XSI_CHECK_GOTO(xsi_csv_require(&ct, csv, "time_us"), res, fail);
+  if (model) XSI_CHECK_GOTO(xsi_csv_require(&cm, csv, "model"), res, fail);
+  G = malloc((csv->nrows + 1) * sizeof *G);
+  N = malloc((csv->nrows + 1) * sizeof *N);
+  T = malloc((csv->nrows + 1) * sizeof *T);
+  if (!G || !N || !T) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "%s: out of memory", path);
+  for (size_t r = 0; r < csv->nrows; r++) {
+    if (model && strcmp(csv->rows[r][cm], model) != 0) continue;
+    XSI_CHECK_GOTO(xsi_csv_number(&G[m], csv, r, cg), res, fail);
+    XSI_CHECK_GOTO(xsi_csv_number(&N[m], csv, r, cn), res, fail);
+    XSI_CHECK_GOTO(xsi_csv_number(&T[m], csv, r, ct), res, fail);
+    m++;
+  }
+  if (m == 0)
+    XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: no sample rows%s%s", path, model ? " for model " : "",
+             model ? model : "");
+  res = xs_expert_profile_fit(out, rms_rel_out, G, N, T, m);
+  if (res != XS_OK) {
+    xsi_error_prefix("%s", path);
+    goto fail;
+  }
+  if (n_used_out) *n_used_out = m;
+  snprintf(out->method, sizeof out->method, "max-affine fit of %zu samples from %s", m, path);
+  out->calibrated = 1;
+fail:
+  free(G);
+  free(N);
+  free(T);
+  xsi_csv_free(csv);
+  free(text);
+  return res;
+}

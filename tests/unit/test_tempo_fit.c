@@ -1,0 +1,102 @@
+/* test_tempo_fit.c — the max-affine expert-time profile: evaluation, embedded estimates, and the
+ * fit recovering known parameters from noisy synthetic samples. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
+#endif
+#include "test.h"
+#include "xstage/xstage.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void test_eval_and_defaults(void) {
+  xs_expert_profile p = XS_EXPERT_PROFILE_INITIALIZER;
+  p.a_us = 3, p.b_us = 20, p.c_us = 5, p.beta_us = 0.125;
+  XT_NEAR(xs_expert_time_us(&p, 2, 100), 43.0, 1e-15);   /* 3 + 40 vs 5 + 12.5 */
+  XT_NEAR(xs_expert_time_us(&p, 1, 1000), 130.0, 1e-15); /* 23 vs 5 + 125 */
+  XT_NEAR(xs_expert_time_us(&p, 0, 0), 0.0, 0);
+  XT_NEAR(xs_expert_profile_nstar(&p), (3 + 20 - 5) / 0.125, 1e-15);
+  xs_expert_profile d;
+  XT_CHECK(xs_expert_profile_default(&d, "deepseek-v3") == XS_OK);
+  XT_EQ_INT(d.calibrated, 0);
+  XT_CHECK(strstr(d.method, "uncalibrated") != NULL);
+  /* weights 3*7168*2048*2 bytes at 4 TB/s; 2*3*7168*2048 flops per row at 650 TFLOP/s */
+  XT_NEAR(d.b_us, 3.0 * 7168 * 2048 * 2 / 4e12 * 1e6, 1e-12);
+  XT_NEAR(d.beta_us, 6.0 * 7168 * 2048 / 650e12 * 1e6, 1e-12);
+  XT_CHECK(xs_expert_profile_nstar(&d) > 150 && xs_expert_profile_nstar(&d) < 175);
+  XT_CHECK(xs_expert_profile_default(&d, "qwen3-235b") == XS_OK);
+  XT_NEAR(d.b_us, 3.0 * 4096 * 1536 * 2 / 4e12 * 1e6, 1e-12);
+  XT_CHECK(xs_expert_profile_default(&d, "mixtral") == XS_ERR_INVALID_ARG);
+  XT_CHECK(strstr(xs_last_error(), "qwen3-235b") != NULL);
+  XT_CHECK(xs_expert_profile_validate(&d) == XS_OK);
+}
+
+static void test_fit_recovers(void) {
+  const double truth[3][4] = {{4.0, 22.0, 4.0, 0.1355}, {2.5, 9.4, 6.0, 0.058}, {8, 15, 1, 0.2}};
+  for (int k = 0; k < 3; k++) {
+    double G[200], N[200], T[200];
+    size_t n = 0;
+    unsigned long long s = 11 + k;
+    const int gs[] = {1, 2, 4, 8, 16, 32};
+    const int ns[] = {1, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048};
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 14; j++) {
+        G[n] = gs[i];
+        N[n] = (double)gs[i] * ns[j];
+        double m = truth[k][0] + truth[k][1] * G[n], c = truth[k][2] + truth[k][3] * N[n];
+        double noise = 1 + 0.02 * (2 * xt_rand_uniform(&s) - 1); /* +-2% */
+        T[n++] = (m > c ? m : c) * noise;
+      }
+    xs_expert_profile p = XS_EXPERT_PROFILE_INITIALIZER;
+    double rms;
+    XT_CHECK(xs_expert_profile_fit(&p, &rms, G, N, T, n) == XS_OK);
+    XT_NEAR(p.b_us, truth[k][1], 0.03);
+    XT_NEAR(p.beta_us, truth[k][3], 0.03);
+    XT_NEAR(p.a_us + p.b_us, truth[k][0] + truth[k][1], 0.03); /* one weight-bound expert */
+    double nstar_true = (truth[k][0] + truth[k][1] - truth[k][2]) / truth[k][3];
+    XT_NEAR(xs_expert_profile_nstar(&p), nstar_true, 0.05);
+    XT_CHECK(rms < 0.02);
+  }
+}
+
+static void test_fit_csv_and_errors(void) {
+  char path[] = "/tmp/xs_tempo_fit_XXXXXX";
+  int fd = mkstemp(path);
+  XT_CHECK(fd >= 0);
+  FILE* f = fdopen(fd, "w");
+  fprintf(f, "model,G,N,time_us\n");
+  for (int g = 1; g <= 16; g *= 2)
+    for (int n = 16; n <= 2048; n *= 2) {
+      double m = 5 + 10 * g, c = 3 + 0.05 * g * n;
+      fprintf(f, "x,%d,%d,%.6f\n", g, g * n, m > c ? m : c);
+      fprintf(f, "y,%d,%d,%.6f\n", g, g * n, 2 * (m > c ? m : c));
+    }
+  fclose(f);
+  xs_expert_profile p = XS_EXPERT_PROFILE_INITIALIZER;
+  size_t used = 0;
+  XT_CHECK(xs_expert_profile_fit_csv(&p, NULL, &used, path, "x") == XS_OK);
+  XT_EQ_INT(used, 40);
+  XT_NEAR(p.b_us, 10, 1e-6);
+  XT_NEAR(p.beta_us, 0.05, 1e-6);
+  XT_EQ_INT(p.calibrated, 1);
+  XT_CHECK(xs_expert_profile_fit_csv(&p, NULL, &used, path, "y") == XS_OK);
+  XT_NEAR(p.b_us, 20, 1e-6);
+  XT_CHECK(xs_expert_profile_fit_csv(&p, NULL, &used, path, "z") == XS_ERR_PARSE);
+  unlink(path);
+  /* one regime only: cannot determine both lines */
+  double G[6] = {1, 2, 4, 8, 16, 32}, N[6] = {1, 2, 4, 8, 16, 32}, T[6];
+  for (int i = 0; i < 6; i++)
+    T[i] = 4 + 20 * G[i];
+  XT_CHECK(xs_expert_profile_fit(&p, NULL, G, N, T, 6) == XS_ERR_NUMERIC);
+  T[2] = -1;
+  XT_CHECK(xs_expert_profile_fit(&p, NULL, G, N, T, 6) == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_expert_profile_fit_csv(&p, NULL, NULL, "/nonexistent.csv", NULL) == XS_ERR_IO);
+}
+
+int main(void) {
+  XT_RUN(test_eval_and_defaults);
+  XT_RUN(test_fit_recovers);
+  XT_RUN(test_fit_csv_and_errors);
+  return XT_END();
+}
