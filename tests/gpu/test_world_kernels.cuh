@@ -1,0 +1,182 @@
+/* test_world_kernels.cuh — collectives written with device.cuh and their host checkers, shared
+ * by the world tests of every backend (emulated, local, nccl). Each process checks the ranks it
+ * drives, byte-exact, against a formula; outputs are poisoned first. */
+#ifndef XSTAGE_TEST_WORLD_KERNELS_CUH
+#define XSTAGE_TEST_WORLD_KERNELS_CUH
+
+#include "test.h"
+#include "xstage/device.cuh"
+#include "xstage/xstage.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TW_CHECK(call)                                                                             \
+  do {                                                                                             \
+    xs_result tw_r_ = (call);                                                                      \
+    XT_CHECK_MSG(tw_r_ == XS_OK, "%s: %s: %s", #call, xs_strerror(tw_r_), xs_last_error());        \
+    if (tw_r_ != XS_OK) return 1;                                                                  \
+  } while (0)
+#define TW_CUDA(call)                                                                              \
+  do {                                                                                             \
+    cudaError_t tw_e_ = (call);                                                                    \
+    XT_CHECK_MSG(tw_e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(tw_e_));                \
+    if (tw_e_ != cudaSuccess) return 1;                                                            \
+  } while (0)
+
+/* The byte pattern of (rank, block, seed): random-looking, different for every input. */
+static __host__ __device__ inline uint32_t tw_word(uint32_t seed, uint32_t rank, uint32_t blk,
+                                                   uint32_t i) {
+  uint32_t x = seed * 0x9e3779b1u ^ (rank + 1u) * 0x85ebca6bu ^ (blk + 1u) * 0xc2b2ae35u ^ i;
+  x ^= x >> 15;
+  x *= 0x2c1b3c6du;
+  x ^= x >> 12;
+  return x;
+}
+
+/* All-gather: every rank's `mine` (n bytes) lands in all[r * n] on every rank. Each CTA of a
+ * rank stores its share to every peer, then adds 1 to each peer's `arrived` (release); a rank
+ * is done when W * blocks_per_rank arrivals are in (acquire). */
+static __global__ void tw_all_gather_kernel(xs_team team, int bpr, const char* mine, char* all,
+                                            size_t n, uint64_t* arrived) {
+  xs_team me = xs_team_for_block(&team, bpr);
+  int blk = xs_team_block(bpr);
+  size_t share = (n / 16 + (size_t)bpr - 1) / (size_t)bpr * 16;
+  size_t lo = (size_t)blk * share, hi = lo + share < n ? lo + share : n;
+  const char* src = (const char*)xs_ptr_local(&me, mine);
+  for (int p = 0; p < me.size; p++) {
+    if (lo < hi) xs_put_tile_block(&me, p, all + (size_t)me.rank * n + lo, src + lo, hi - lo);
+    xs_signal_block(&me, p, arrived, 1, XS_SIGNAL_ADD);
+  }
+  xs_wait_until_block(&me, arrived, XS_CMP_GE, (uint64_t)me.size * (uint64_t)bpr, 100);
+}
+
+/* All-to-all: block j of rank r's `send` goes to slot r of rank j's `recv` (n bytes each); one
+ * warp per destination; flag[r] on rank j is set to `epoch` when slot r is in. */
+static __global__ void tw_all_to_all_kernel(xs_team team, const char* send, char* recv, size_t n,
+                                            uint64_t* flag, uint64_t epoch) {
+  xs_team me = xs_team_for_block(&team, 1);
+  int j = (int)(threadIdx.x / 32u);
+  if (j >= me.size) return;
+  const char* src = (const char*)xs_ptr_local(&me, send) + (size_t)j * n;
+  xs_put_tile_warp(&me, j, recv + (size_t)me.rank * n, src, n);
+  xs_signal_warp(&me, j, flag + me.rank, epoch, XS_SIGNAL_SET);
+  xs_wait_until_warp(&me, flag + j, XS_CMP_EQ, epoch, 200 + (uint32_t)j);
+}
+
+/* Launch a kernel of the plan on every entry (variadic args after the team). */
+#define TW_LAUNCH(plan, kernel, threads, ...)                                                      \
+  for (int tw_i_ = 0; tw_i_ < (plan).count; tw_i_++) {                                             \
+    cudaSetDevice((plan).launch[tw_i_].device);                                                    \
+    kernel<<<(plan).launch[tw_i_].grid, (threads), 0,                                              \
+             (cudaStream_t)(plan).launch[tw_i_].stream>>>((plan).launch[tw_i_].team, __VA_ARGS__); \
+  }
+
+/* Fill `sym` (bytes) on every local rank with tw_word(seed, rank, blk = offset / blk_bytes). */
+static inline int tw_fill(xs_world* w, void* sym, size_t bytes, size_t blk_bytes, uint32_t seed) {
+  xs_world_info info;
+  TW_CHECK(xs_world_info_get(&info, w));
+  uint32_t* h = (uint32_t*)malloc(bytes);
+  if (!h) return 1;
+  for (int r = info.rank_first; r < info.rank_first + info.nlocal; r++) {
+    for (size_t i = 0; i < bytes / 4; i++)
+      h[i] = tw_word(seed, (uint32_t)r, (uint32_t)(i * 4 / blk_bytes),
+                     (uint32_t)(i % (blk_bytes / 4)));
+    void* d = NULL;
+    xs_result res = xs_world_ptr(&d, w, sym, r);
+    if (res == XS_OK && cudaMemcpy(d, h, bytes, cudaMemcpyDefault) != cudaSuccess)
+      res = XS_ERR_CUDA;
+    if (res != XS_OK) {
+      free(h);
+      XT_CHECK_MSG(0, "fill rank %d failed", r);
+      return 1;
+    }
+  }
+  free(h);
+  return 0;
+}
+
+/* Count words of `sym` on local rank r that differ from expect(r, word index). */
+typedef uint32_t (*tw_expect_fn)(int rank, size_t word, const void* ctx);
+static inline long tw_count_wrong(xs_world* w, void* sym, size_t bytes, int r, tw_expect_fn f,
+                                  const void* ctx) {
+  uint32_t* h = (uint32_t*)malloc(bytes);
+  void* d = NULL;
+  if (!h || xs_world_ptr(&d, w, sym, r) != XS_OK ||
+      cudaMemcpy(h, d, bytes, cudaMemcpyDefault) != cudaSuccess) {
+    free(h);
+    return -1;
+  }
+  long wrong = 0;
+  for (size_t i = 0; i < bytes / 4; i++)
+    wrong += h[i] != f(r, i, ctx);
+  free(h);
+  return wrong;
+}
+
+typedef struct tw_ctx {
+  uint32_t seed;
+  size_t n; /* bytes per block */
+} tw_ctx;
+
+/* all[q * n + k] on any rank = mine of rank q, word k (block index 0 of a 1-block fill). */
+static inline uint32_t tw_expect_ag(int rank, size_t word, const void* p) {
+  const tw_ctx* c = (const tw_ctx*)p;
+  size_t per = c->n / 4;
+  (void)rank;
+  return tw_word(c->seed, (uint32_t)(word / per), 0, (uint32_t)(word % per));
+}
+/* recv slot s on rank j = block j of rank s's send. */
+static inline uint32_t tw_expect_a2a(int rank, size_t word, const void* p) {
+  const tw_ctx* c = (const tw_ctx*)p;
+  size_t per = c->n / 4;
+  return tw_word(c->seed, (uint32_t)(word / per), (uint32_t)rank, (uint32_t)(word % per));
+}
+
+/* All-gather + all-to-all on a world, byte-exact on every local rank; 0 = pass. */
+static inline int tw_run_collectives(xs_world* w, size_t n, int bpr, uint32_t seed) {
+  xs_world_info info;
+  TW_CHECK(xs_world_info_get(&info, w));
+  int W = info.size;
+  void *mine, *all, *arrived, *send, *recv, *flag;
+  TW_CHECK(xs_malloc(&mine, w, n, 0));
+  TW_CHECK(xs_malloc(&all, w, n * (size_t)W, 0));
+  TW_CHECK(xs_malloc(&arrived, w, 8, 0));
+  TW_CHECK(xs_malloc(&send, w, n * (size_t)W, 0));
+  TW_CHECK(xs_malloc(&recv, w, n * (size_t)W, 4096));
+  TW_CHECK(xs_malloc(&flag, w, 8 * (size_t)W, 0));
+  if (tw_fill(w, mine, n, n, seed) || tw_fill(w, send, n * (size_t)W, n, seed)) return 1;
+  TW_CHECK(xs_world_memset(w, all, 0xA5, n * (size_t)W)); /* poison */
+  TW_CHECK(xs_world_memset(w, recv, 0x5A, n * (size_t)W));
+  TW_CHECK(xs_world_memset(w, arrived, 0, 8));
+  TW_CHECK(xs_world_memset(w, flag, 0, 8 * (size_t)W));
+  TW_CHECK(xs_world_barrier(w)); /* every rank's inputs are ready before any peer writes */
+  xs_launch_plan plan;
+  TW_CHECK(xs_world_launch_plan(&plan, w, (const void*)tw_all_gather_kernel, 256, 0, bpr));
+  TW_LAUNCH(plan, tw_all_gather_kernel, 256, bpr, (const char*)mine, (char*)all, n,
+            (uint64_t*)arrived);
+  TW_CHECK(xs_world_launch_plan(&plan, w, (const void*)tw_all_to_all_kernel, 32 * W, 0, 1));
+  TW_LAUNCH(plan, tw_all_to_all_kernel, 32 * W, (const char*)send, (char*)recv, n, (uint64_t*)flag,
+            (uint64_t)7);
+  TW_CHECK(xs_world_sync(w));
+  TW_CHECK(xs_world_barrier(w));
+  xs_status_report st;
+  TW_CHECK(xs_world_status(&st, w, 1));
+  XT_CHECK_MSG(st.code == XS_OK, "device status: %s", st.message);
+  tw_ctx c = {seed, n};
+  int bad = st.code != XS_OK;
+  for (int r = info.rank_first; r < info.rank_first + info.nlocal; r++) {
+    long ag = tw_count_wrong(w, all, n * (size_t)W, r, tw_expect_ag, &c);
+    long a2a = tw_count_wrong(w, recv, n * (size_t)W, r, tw_expect_a2a, &c);
+    XT_CHECK_MSG(ag == 0, "W=%d rank %d: all-gather: %ld wrong words", W, r, ag);
+    XT_CHECK_MSG(a2a == 0, "W=%d rank %d: all-to-all: %ld wrong words", W, r, a2a);
+    bad |= ag != 0 || a2a != 0;
+  }
+  void* ptrs[6] = {flag, recv, send, arrived, all, mine};
+  for (int i = 0; i < 6; i++)
+    TW_CHECK(xs_free(w, ptrs[i]));
+  return bad;
+}
+
+#endif
