@@ -53,7 +53,8 @@ typedef struct xs_expert_profile {
 xs_result xs_expert_profile_validate(const xs_expert_profile* p);
 
 /* Embedded profiles: "deepseek-v3" (hidden 7168, intermediate 2048), "qwen3-235b" (4096, 1536).
- * Until a GPU fit is embedded they are estimates (calibrated = 0, method says so). Unknown
+ * Both are fitted from H200 measurements (calibrated = 1; method and docs/results/tempo-h200.md
+ * say how). Unknown
  * name: XS_ERR_INVALID_ARG listing the known names. */
 xs_result xs_expert_profile_default(xs_expert_profile* out, const char* name);
 

@@ -23,31 +23,32 @@ xs_result xs_expert_profile_validate(const xs_expert_profile* p) {
   return XS_OK;
 }
 
-/* NOTE: estimates from shared/anchors-h200.md, not measurements. Per expert (bf16, gate+up and
- * down): weight bytes = 3*H*I*2, streamed at ~4 TB/s -> b; flops per row = 2*3*H*I at
- * ~650 TFLOP/s -> beta; a = c = 4 us of launch and grouped-GEMM setup. n* = b/beta ~ 162 rows
- * for both models (the ratio is the bandwidth/compute balance of the H200). */
-static void estimate(xs_expert_profile* p, const char* name, double hidden, double inter) {
-  double bytes = 3.0 * hidden * inter * 2.0;
-  double flops = 2.0 * 3.0 * hidden * inter;
+/* NOTE: measured on the H200 (2026-11-29, scripts/gpu/tempo.sh: bench_tempo_profile with cuBLAS
+ * batched bf16 GEMMs over G in {1..32} x n in {1..2048} rows per expert, 10 reps; fitted with
+ * `xstage balance fit`; samples in data/tempo_profile_h200.csv; results in
+ * docs/results/tempo-h200.md). b is the per-replica weight-streaming cost (~88 MB of DeepSeek-V3
+ * expert weights at ~4.2 TB/s = 20.8 us), beta the per-row grouped-GEMM cost. The fit's relative
+ * rms is 15% (DeepSeek-V3: a few small-n cuBLAS outliers) and 6% (Qwen3-235B). */
+static void measured(xs_expert_profile* p, const char* name, double a, double b, double c,
+                     double beta, double rms) {
   *p = (xs_expert_profile)XS_EXPERT_PROFILE_INITIALIZER;
-  p->a_us = 4.0;
-  p->c_us = 4.0;
-  p->b_us = bytes / 4.0e12 * 1e6;
-  p->beta_us = flops / 650e12 * 1e6;
+  p->a_us = a;
+  p->b_us = b;
+  p->c_us = c;
+  p->beta_us = beta;
   p->tile_rows = 128;
   snprintf(p->name, sizeof p->name, "%s", name);
   snprintf(p->method, sizeof p->method,
-           "uncalibrated estimate from anchors-h200.md (4 TB/s weights, 650 TFLOP/s, 4 us fixed)");
-  p->calibrated = 0;
+           "fitted on NVIDIA H200 2026-11-29, cuBLAS batched bf16 GEMMs (rms %.0f%%)", 100 * rms);
+  p->calibrated = 1;
 }
 
 xs_result xs_expert_profile_default(xs_expert_profile* out, const char* name) {
   XSI_ARG(out != NULL && name != NULL, "out and name must not be NULL");
   if (!strcmp(name, "deepseek-v3")) {
-    estimate(out, name, 7168, 2048);
+    measured(out, name, 14.170, 20.758, 13.197, 0.10108, 0.1526);
   } else if (!strcmp(name, "qwen3-235b")) {
-    estimate(out, name, 4096, 1536);
+    measured(out, name, 12.302, 9.161, 12.381, 0.04450, 0.0600);
   } else {
     return xsi_set_error(XS_ERR_INVALID_ARG,
                          "unknown expert profile '%s' (known: deepseek-v3, qwen3-235b)", name);

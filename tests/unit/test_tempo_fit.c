@@ -19,14 +19,30 @@ static void test_eval_and_defaults(void) {
   XT_NEAR(xs_expert_profile_nstar(&p), (3 + 20 - 5) / 0.125, 1e-15);
   xs_expert_profile d;
   XT_CHECK(xs_expert_profile_default(&d, "deepseek-v3") == XS_OK);
-  XT_EQ_INT(d.calibrated, 0);
-  XT_CHECK(strstr(d.method, "uncalibrated") != NULL);
-  /* weights 3*7168*2048*2 bytes at 4 TB/s; 2*3*7168*2048 flops per row at 650 TFLOP/s */
-  XT_NEAR(d.b_us, 3.0 * 7168 * 2048 * 2 / 4e12 * 1e6, 1e-12);
-  XT_NEAR(d.beta_us, 6.0 * 7168 * 2048 / 650e12 * 1e6, 1e-12);
-  XT_CHECK(xs_expert_profile_nstar(&d) > 150 && xs_expert_profile_nstar(&d) < 175);
+  XT_EQ_INT(d.calibrated, 1);
+  XT_CHECK(strstr(d.method, "H200") != NULL);
+  /* physics check of the measured profile: b within 25% of the expert's weight bytes
+   * (3*7168*2048*2) streamed at 4 TB/s; beta within a factor 2 of its flops at 650 TFLOP/s */
+  XT_NEAR(d.b_us, 3.0 * 7168 * 2048 * 2 / 4e12 * 1e6, 0.25);
+  XT_CHECK(d.beta_us > 0.5 * 6.0 * 7168 * 2048 / 650e12 * 1e6);
+  XT_CHECK(d.beta_us < 2.0 * 6.0 * 7168 * 2048 / 650e12 * 1e6);
+  XT_CHECK(xs_expert_profile_nstar(&d) > 150 && xs_expert_profile_nstar(&d) < 250);
+  /* the embedded numbers are the fit of the committed H200 samples */
+  xs_expert_profile f = d;
+  double rms = 0;
+  size_t used = 0;
+  XT_CHECK(xs_expert_profile_fit_csv(&f, &rms, &used, "data/tempo_profile_h200.csv",
+                                     "deepseek-v3") == XS_OK);
+  XT_CHECK(used > 50);
+  XT_NEAR(f.b_us, d.b_us, 0.01);
+  XT_NEAR(f.beta_us, d.beta_us, 0.01);
   XT_CHECK(xs_expert_profile_default(&d, "qwen3-235b") == XS_OK);
-  XT_NEAR(d.b_us, 3.0 * 4096 * 1536 * 2 / 4e12 * 1e6, 1e-12);
+  XT_NEAR(d.b_us, 3.0 * 4096 * 1536 * 2 / 4e12 * 1e6, 0.25);
+  f = d;
+  XT_CHECK(xs_expert_profile_fit_csv(&f, &rms, &used, "data/tempo_profile_h200.csv",
+                                     "qwen3-235b") == XS_OK);
+  XT_NEAR(f.b_us, d.b_us, 0.01);
+  XT_NEAR(f.beta_us, d.beta_us, 0.01);
   XT_CHECK(xs_expert_profile_default(&d, "mixtral") == XS_ERR_INVALID_ARG);
   XT_CHECK(strstr(xs_last_error(), "qwen3-235b") != NULL);
   XT_CHECK(xs_expert_profile_validate(&d) == XS_OK);
