@@ -75,10 +75,10 @@ if [ ! -x "$SAN" ]; then
   SUM+="$(printf '%-40s %-8s %5s' "compute-sanitizer" "missing" "-")\n"
   SAN=""
 fi
-for ex in 01_put_get 03_all_to_all 04_message_passing 05_ring; do
+for ex in 01_put_get 02_all_gather 03_all_to_all 04_message_passing 05_ring; do
   [ -n "$SAN" ] && step "memcheck $ex"  25 env $SANENV "$SAN" --tool memcheck --error-exitcode 9 "$BUILD/example_$ex"
 done
-for ex in 01_put_get 04_message_passing; do
+for ex in 01_put_get 02_all_gather 03_all_to_all 04_message_passing 05_ring; do
   [ -n "$SAN" ] && step "racecheck $ex" 25 env $SANENV "$SAN" --tool racecheck --error-exitcode 9 "$BUILD/example_$ex"
 done
 cat "$OUT/bench_rma.json" >>"$LOG" 2>/dev/null
