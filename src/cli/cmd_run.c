@@ -7,7 +7,9 @@
  * run_report() in place of the embedded one. */
 #include "cli/model_cli.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,26 +128,80 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
   return 0;
 }
 
+static void run_progress(void* arg, const char* what, double fraction) {
+  (void)arg;
+  cli_progress(what, fraction);
+}
+
+/* The GPU part of the main job: calibrate the host (PCIe) path of device 0 with the --quick
+ * sweep, write its CSV/profile/plot under out_dir, and say how well the model predicted the
+ * held-out points. Returns 0 and fills *host, or prints the failure and returns 1. */
+static int run_calibrate(const cli_cmd* c, xs_link_profile* host, const char* out_dir, int json) {
+  xs_calib_config cfg = XS_CALIB_CONFIG_INITIALIZER;
+  cfg.level = XS_CALIB_QUICK;
+  cfg.out_dir = out_dir;
+  cfg.method = "xstage run (calibrate --quick)";
+  cfg.progress = run_progress;
+  xs_calib_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.size = sizeof rep;
+  fprintf(stderr, "xstage run: GPU found: calibrating the host path (quick sweep, <= 60 s)\n");
+  xs_result r = xs_calibrate(host, &rep, &cfg);
+  cli_progress_done();
+  if (r != XS_OK) return cli_fail(c, r, "calibration");
+  FILE* f = json ? stderr : stdout;
+  fprintf(f, "calibration: %zu sequences in %.1f s; R %.1f GB/s (cudaMemcpy D2H %.1f GB/s); "
+             "held-out |error| median/p90: fluid %.1f%%/%.1f%%, closed form %.1f%%/%.1f%%\n",
+          rep.n_points, rep.wall_s, rep.R_meas, rep.memcpy_d2h, 100 * rep.fit.fluid_holdout.median,
+          100 * rep.fit.fluid_holdout.p90, 100 * rep.fit.closed_holdout.median,
+          100 * rep.fit.closed_holdout.p90);
+  if (rep.profile_path[0]) fprintf(f, "calibration files: %s, %s, %s\n", rep.csv_path,
+                                   rep.profile_path, rep.svg_path);
+  return 0;
+}
+
 int cmd_run(int argc, char** argv) {
   static cli_opt opts[] = {
-      {"profile", "FILE|NAME", "host-path profile to use (default: embedded h200-host)", NULL},
+      {"profile", "FILE|NAME", "host-path profile to use instead of calibrating (default: "
+                               "calibrate with a GPU, else the embedded h200-host)", NULL},
+      {"no-calibrate", NULL, "never calibrate, even with a GPU", NULL},
+      {"out", "DIR", "where calibration writes its CSV, profile and plot (default xstage-out)",
+       NULL},
       {"json", NULL, "print JSON", NULL},
   };
-  cli_cmd c = CLI_CMD("run", "the main job: predictions for the built-in workload catalogue", "",
-                      opts, 0, 0);
+  cli_cmd c = CLI_CMD("run", "the main job: calibrate (GPU) or use the embedded profile, then "
+                      "predict the workload catalogue", "", opts, 0, 0);
   int rc = cli_parse(&c, argc, argv);
   if (rc >= 0) return rc;
+  int json = cli_flag(&c, "json");
+  const char* given = cli_get_str(&c, "profile", NULL);
   xs_link_profile host, nvlink;
-  if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &host)) return 1;
+  if (mcli_profile(&c, given, "h200-host", &host)) return 1;
   if (mcli_profile(&c, NULL, "h200-nvlink", &nvlink)) return 1;
   char gpu[128] = "", device[256];
-  if (cli_have_gpu(gpu, sizeof gpu))
-    snprintf(device, sizeof device, "%s (GPU present; calibration is not part of this build's "
-             "run yet: using the %s profile)", gpu, cli_get_str(&c, "profile", "embedded"));
-  else
+  const char* label = given ? given : "h200-host";
+  if (cli_have_gpu(gpu, sizeof gpu) && !given && !cli_flag(&c, "no-calibrate")) {
+    const char* out = cli_get_str(&c, "out", "xstage-out");
+    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+      fprintf(stderr, "xstage run: cannot create '%s': %s\n", out, strerror(errno));
+      return 1;
+    }
+    if (run_calibrate(&c, &host, out, json)) return 1;
+    label = "host (calibrated now)";
+    snprintf(device, sizeof device, "%s: host path calibrated in this run", gpu);
+  } else if (gpu[0]) {
+    snprintf(device, sizeof device, "%s (not calibrated in this run: %s profile)", gpu,
+             given ? "given" : "embedded");
+  } else {
     snprintf(device, sizeof device, "no GPU: CPU-only predictions from the %s profile(s)",
-             cli_get_str(&c, "profile", NULL) ? "given" : "embedded");
+             given ? "given" : "embedded");
+  }
   const xs_link_profile* profs[2] = {&host, &nvlink};
-  const char* labels[2] = {cli_get_str(&c, "profile", "h200-host"), "h200-nvlink"};
-  return run_report(profs, labels, 2, device, cli_flag(&c, "json"));
+  const char* labels[2] = {label, "h200-nvlink"};
+  rc = run_report(profs, labels, 2, device, json);
+  if (rc || json) return rc;
+  xs_balance_summary_t bs;
+  if (xs_balance_summary(&bs) == XS_OK)
+    printf("\nTEMPO expert-parallel dispatch (modeled makespan per MoE layer): %s\n", bs.line);
+  return 0;
 }
