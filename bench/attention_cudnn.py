@@ -24,6 +24,7 @@ DEFAULT_SHAPES = [  # (B, H, S, d, causal): DiT shapes (FLUX.1 1K/2K, Wan2.1 480
     (1, 5, 75600, 128, 0),
     (1, 24, 8192, 64, 0),
     (1, 24, 8192, 128, 1),
+    (1, 24, 16896, 128, 1),  # causal at 132 tiles per head: the tile order's balance shows here
 ]
 
 

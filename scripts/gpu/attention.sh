@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # attention.sh — issue 7 on the H200, from the repo root, with ./build already built (no rebuild):
 # SASS check (HGMMA), a v2 smoke run, tests/gpu/test_attention, `xstage bench attention` on the
-# DiT shapes (+ d=64, causal; hook variants), and cuDNN/flash through torch SDPA beside ours
-# (bench/attention_cudnn.py). Everything is logged to "$OUT/attention.log"; a summary table is
-# printed last. About 150 s at most: every step has its own timeout.
+# DiT shapes (+ d=64, causal; hook variants: map, map + flags "hbm", host), and cuDNN/flash
+# through torch SDPA beside ours (bench/attention_cudnn.py). Everything is logged to
+# "$OUT/attention.log"; a summary table is printed last. About 150 s at most: every step has
+# its own timeout.
 set -u
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 export LD_LIBRARY_PATH="$NV/cublas/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}"
@@ -80,6 +81,7 @@ step "bench H=40 S=32760 d=128" 20 $B --H 40 --S 32760 --d 128 --version 2
 step "bench H=5 S=75600 d=128" 15 $B --H 5 --S 75600 --d 128 --version 2
 step "bench H=24 S=8192 d=64" 15 $B --H 24 --S 8192 --d 64 --version 0 --hook none
 step "bench H=24 S=8192 d=128 causal" 15 $B --H 24 --S 8192 --d 128 --causal --version 0 --hook none
+step "bench H=24 S=16896 d=128 causal" 15 $B --H 24 --S 16896 --d 128 --causal --version 2 --hook none
 left=$(( 150 - ($(date +%s) - t_start) ))
 [ "$left" -lt 30 ] && left=30
 step "cudnn vs ours (torch SDPA)" "$left" "$PY" bench/attention_cudnn.py --bin "$BIN"

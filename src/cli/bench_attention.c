@@ -2,13 +2,17 @@
  * epilogue hook variants, with correctness counted in the same run (nccl-tests style #wrong).
  *
  *   xstage bench attention --B 1 --H 24 --S 4608 --d 128 [--Skv N] [--causal] [--version N]
- *                          [--hook none|hbm|host|all] [--reps N] [--json]
+ *                          [--hook none|map|hbm|host|all] [--reps N] [--json]
  *
  * Rows: one per version (plain epilogue: O stored to its own [B, S, H, d] tensor), then for the
- * last version the hook variants: `hbm` = destination map onto a second HBM region plus a
- * per-tile flag (release, system scope), `host` = 8 destinations of S/8 tokens each, the first
- * in HBM and the other 7 in host-mapped memory (the Ulysses shape with W = 8, 7/8 of the
- * output crossing PCIe), also with flags. FLOPs = 4 B H S Skv d, halved when causal.
+ * last version the hook variants: `map` = destination map onto a second HBM region, no flags
+ * (what the map's stores cost); `hbm` = the same map plus a per-tile flag (release, system
+ * scope; the issue's <= 2 % target); `host` = 8 destinations of S/8 tokens each, the first in
+ * HBM and the other 7 in host-mapped memory (the Ulysses shape with W = 8, 7/8 of the output
+ * crossing PCIe), also with flags. FLOPs = 4 B H S Skv d, halved when causal.
+ * `vs_plain` of a hook row: 5 rounds of (plain batch, hook batch) back to back, the median of
+ * the per-round time ratios, so clock or temperature drift between rows cancels; its `ms` is
+ * the median hook batch.
  * `wrong`: elements differing from the plain epilogue (hooks, bitwise) or from version 1
  * beyond bf16 tolerance (other versions, when version 1 ran too; else NaN = unwritten elements).
  * cuDNN numbers come from bench/attention_cudnn.py, which runs this command.
@@ -43,43 +47,56 @@ static float bf2f(uint16_t h) {
   return f;
 }
 
-/* Time of one launch: one warm-up, then 3 batches of `reps` back-to-back launches between two
- * events (host-side preparation overlaps the previous kernel, as in a model's forward); the
- * median batch mean. reps <= 0: enough for about 0.1 s per batch (1..50). */
-static xs_result time_forward(double* ms, const xs_attn_args* a, int reps) {
+/* Mean time of one launch over a batch of `reps` back-to-back launches between two events
+ * (host-side preparation overlaps the previous kernel, as in a model's forward). */
+static xs_result time_batch(double* ms, const xs_attn_args* a, int reps, cudaEvent_t e0,
+                            cudaEvent_t e1) {
+  xs_result r = XS_OK;
+  cudaEventRecord(e0, 0);
+  for (int j = 0; j < reps && r == XS_OK; j++)
+    r = xs_attention_forward(a);
+  cudaEventRecord(e1, 0);
+  cudaEventSynchronize(e1);
+  float f = 0;
+  cudaEventElapsedTime(&f, e0, e1);
+  *ms = f / reps;
+  return r;
+}
+
+/* Time of one launch: one warm-up (and the output the checks read), then `rounds` rounds; a
+ * round times a batch of `a` and, when base is not NULL, a batch of `base` right before it.
+ * *ms: the median batch of `a`; *ratio (base given): the median of base/a over the rounds.
+ * reps <= 0: enough launches for about 0.1 s per batch (1..50). */
+static xs_result time_forward(double* ms, double* ratio, const xs_attn_args* a,
+                              const xs_attn_args* base, int reps, int rounds) {
   cudaEvent_t e0, e1;
-  double t[3];
-  xs_result r = xs_attention_forward(a); /* warm-up, and the output the checks read */
+  double t[8], q[8];
+  xs_result r = xs_attention_forward(a);
   if (r != XS_OK) return r;
   if (cudaDeviceSynchronize() != cudaSuccess) return XS_ERR_CUDA;
   if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess)
     return XS_ERR_CUDA;
+  if (rounds > 8) rounds = 8;
   if (reps <= 0) {
-    cudaEventRecord(e0, 0);
-    r = xs_attention_forward(a);
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float one = 0;
-    cudaEventElapsedTime(&one, e0, e1);
+    double one = 0;
+    r = time_batch(&one, a, 1, e0, e1);
     reps = one > 0 ? (int)(100.0 / one) : 50;
     reps = reps < 1 ? 1 : reps > 50 ? 50 : reps;
   }
-  for (int i = 0; i < 3 && r == XS_OK; i++) {
-    cudaEventRecord(e0, 0);
-    for (int j = 0; j < reps && r == XS_OK; j++)
-      r = xs_attention_forward(a);
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float f = 0;
-    cudaEventElapsedTime(&f, e0, e1);
-    t[i] = f / reps;
+  for (int i = 0; i < rounds && r == XS_OK; i++) {
+    double tb = 0;
+    if (base) r = time_batch(&tb, base, reps, e0, e1);
+    if (r == XS_OK) r = time_batch(&t[i], a, reps, e0, e1);
+    q[i] = t[i] > 0 ? tb / t[i] : 0;
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   if (r != XS_OK) return r;
   if (cudaDeviceSynchronize() != cudaSuccess) return XS_ERR_CUDA;
-  qsort(t, 3, sizeof t[0], cmp_double);
-  *ms = t[1];
+  qsort(t, rounds, sizeof t[0], cmp_double);
+  qsort(q, rounds, sizeof q[0], cmp_double);
+  *ms = t[rounds / 2];
+  if (ratio) *ratio = q[rounds / 2];
   return XS_OK;
 }
 
@@ -102,7 +119,7 @@ int cli_bench_attention(int argc, char** argv) {
       {"d", "N", "head dim, 64 or 128 (default 128)", NULL},
       {"causal", NULL, "causal mask (top-left)", NULL},
       {"version", "N", "0 = every version (default), else 1..2", NULL},
-      {"hook", "KIND", "none, hbm, host or all (default all): epilogue variants", NULL},
+      {"hook", "KIND", "none, map, hbm, host or all (default all): epilogue variants", NULL},
       {"reps", "N", "launches per timed batch, 3 batches (default: ~0.1 s each)", NULL},
       {"json", NULL, "print one JSON object instead of the table", NULL},
   };
@@ -119,10 +136,11 @@ int cli_bench_attention(int argc, char** argv) {
     return 2;
   if (d != 64 && d != 128) return cli_error(&c, "--d must be 64 or 128");
   const char* hook = cli_get_str(&c, "hook", "all");
-  int do_hbm = !strcmp(hook, "hbm") || !strcmp(hook, "all");
-  int do_host = !strcmp(hook, "host") || !strcmp(hook, "all");
-  if (!do_hbm && !do_host && strcmp(hook, "none"))
-    return cli_error(&c, "--hook: none, hbm, host or all");
+  int all = !strcmp(hook, "all");
+  int do_hook[3] = {all || !strcmp(hook, "map"), all || !strcmp(hook, "hbm"),
+                    all || !strcmp(hook, "host")};
+  if (!do_hook[0] && !do_hook[1] && !do_hook[2] && strcmp(hook, "none"))
+    return cli_error(&c, "--hook: none, map, hbm, host or all");
   int causal = cli_flag(&c, "causal"), json = cli_flag(&c, "json");
   char gpu[256];
   if (!cli_have_gpu(gpu, sizeof gpu)) {
@@ -135,7 +153,7 @@ int cli_bench_attention(int argc, char** argv) {
   void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *o2 = NULL, *hostbuf = NULL;
   uint32_t* flags = NULL;
   uint16_t *ref = NULL, *plain = NULL, *got = NULL, *pat = NULL;
-  bench_row rows[8];
+  bench_row rows[XS_ATTN_VERSIONS + 3];
   int nrows = 0, ret = 1;
   xs_result r = XS_OK;
   xs_attn_args a = XS_ATTN_ARGS_INITIALIZER;
@@ -196,7 +214,7 @@ int cli_bench_attention(int argc, char** argv) {
     row->version = vv;
     row->hook = "plain";
     row->wrong = -1;
-    r = time_forward(&row->ms, &a, (int)reps);
+    r = time_forward(&row->ms, NULL, &a, NULL, (int)reps, 3);
     if (r != XS_OK) {
       nrows--;
       fprintf(stderr, "xstage bench attention: v%d: %s: %s\n", vv, xs_strerror(r), xs_last_error());
@@ -216,14 +234,14 @@ int cli_bench_attention(int argc, char** argv) {
   }
   if (!last) goto done;
   a.version = last;
-  double t_plain = rows[nrows - 1].ms;
-  for (int hk = 0; hk < 2; hk++) {
-    if ((hk == 0 && !do_hbm) || (hk == 1 && !do_host)) continue;
+  static const char* const hook_names[3] = {"map", "hbm", "host"};
+  for (int hk = 0; hk < 3; hk++) {
+    if (!do_hook[hk]) continue;
     xs_attn_args h = a;
     h.o = NULL;
-    h.epilogue.tile_flags = flags;
+    h.epilogue.tile_flags = hk == 0 ? NULL : flags;
     h.epilogue.flag_value = 1;
-    if (hk == 0) { /* a second HBM region, O's layout */
+    if (hk < 2) { /* a second HBM region, O's layout */
       h.epilogue.num_dst = 1;
       h.epilogue.dst[0] = o2;
       h.epilogue.tokens_per_dst = (int)S;
@@ -246,10 +264,11 @@ int cli_bench_attention(int argc, char** argv) {
       cudaMemset(o2, 0xFF, nq * 2);
       memset(hostbuf, 0xFF, 7 * per * 2);
     }
+    if (hk > 0) cudaMemset(flags, 0, nt * 4);
     bench_row* row = &rows[nrows++];
     row->version = last;
-    row->hook = hk == 0 ? "hbm" : "host";
-    r = time_forward(&row->ms, &h, (int)reps);
+    row->hook = hook_names[hk];
+    r = time_forward(&row->ms, &row->vs_plain, &h, &a, (int)reps, 5);
     if (r != XS_OK) {
       nrows--;
       fprintf(stderr, "xstage bench attention: hook %s: %s: %s\n", row->hook, xs_strerror(r),
@@ -257,9 +276,8 @@ int cli_bench_attention(int argc, char** argv) {
       goto done;
     }
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
-    row->vs_plain = t_plain / row->ms;
     /* Gather what the map stored back into O's layout and compare bit for bit. */
-    if (hk == 0) {
+    if (hk < 2) {
       cudaMemcpy(got, o2, nq * 2, cudaMemcpyDeviceToHost);
     } else {
       size_t row_elems = (size_t)H * d;
@@ -279,6 +297,13 @@ int cli_bench_attention(int argc, char** argv) {
     long long wrong = 0;
     for (size_t i = 0; i < nq; i++)
       wrong += got[i] != plain[i];
+    /* Every flag raised (counted as wrong otherwise). */
+    if (hk > 0) {
+      uint32_t* hf = (uint32_t*)got; /* nq * 2 bytes >= nt * 4: a tile has >= 64 elements */
+      cudaMemcpy(hf, flags, nt * 4, cudaMemcpyDeviceToHost);
+      for (int64_t i = 0; i < nt; i++)
+        wrong += hf[i] != 1u;
+    }
     row->wrong = wrong;
   }
   ret = 0;

@@ -5,9 +5,11 @@
  * Inputs: random bf16, including large-magnitude q/k (logits in the tens) that stress the
  * online softmax. Shapes: S and Skv in {1, 63, 129, 4608 + 77, ...}, d = 64 and 128, causal and
  * not. O and LSE are poisoned with NaN first and every element is checked; the epilogue hook is
- * checked too: a 3-destination map with a head offset, a shuffled tile order and per-tile
- * flags (bitwise equal to the plain epilogue, nothing written outside the map), and one
- * destination in host-mapped memory. Skips (exit 77) without a GPU.
+ * checked too: a 3-destination map with a head offset, with and without per-tile flags, in a
+ * shuffled and in the default tile order (bitwise equal to the plain epilogue, nothing written
+ * outside the map, every flag raised or none written), one destination in host-mapped memory.
+ * Causal shapes with more tiles than a 132-SM grid cover version 2's snake order. Skips (exit
+ * 77) without a GPU.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -266,18 +268,23 @@ static void test_small_shapes(void) {
   run_shapes(list, (int)(sizeof list / sizeof list[0]), 0);
 }
 
+/* The last two are causal with more tiles than a 132-SM grid: version 2's snake order with a
+ * partial reversed round (222 tiles) and a partial forward one (296 tiles). */
 static void test_large_shapes(void) {
   static const shape list[] = {
       {1, 2, 4685, 4685, 128, 0, 1}, {1, 2, 4685, 4685, 128, 1, 1}, {1, 3, 4685, 4685, 64, 0, 8},
-      {2, 1, 1000, 4685, 128, 1, 4}, {1, 1, 4685, 77, 64, 1, 1},
+      {2, 1, 1000, 4685, 128, 1, 4}, {1, 1, 4685, 77, 64, 1, 1},    {1, 6, 4685, 4685, 128, 1, 1},
+      {2, 4, 4685, 4685, 64, 1, 1},
   };
   run_shapes(list, (int)(sizeof list / sizeof list[0]), 1);
 }
 
-/* Epilogue hook: a map over 3 destinations [B, tpd, H + 2, d] (head offset 1), a shuffled tile
- * order, per-tile flags; the last destination host-mapped. Must equal the plain epilogue bit
- * for bit, raise every flag, and leave everything outside the map poisoned. */
-static void check_hook(int version) {
+/* Epilogue hook: a map over 3 destinations [B, tpd, H + 2, d] (head offset 1), the last one
+ * host-mapped; with per-tile flags or without (version 2 has a separate flag publisher), with a
+ * shuffled tile order or the default one (causal: version 2's longest-first snake). Must equal
+ * the plain epilogue bit for bit, raise every flag, and leave everything outside the map
+ * poisoned. */
+static void check_hook(int version, int with_flags, int shuffled) {
   shape s = {2, 3, 300, 257, 128, 1, 4};
   problem P;
   problem_make(&P, s, 12345, 0);
@@ -299,7 +306,7 @@ static void check_hook(int version) {
   int64_t nt = 0;
   XT_CHECK(xs_attention_num_tiles(&nt, &a) == XS_OK);
   std::vector<int32_t> order(nt);
-  unsigned long long seed = 99;
+  unsigned long long seed = 99 + (unsigned long long)with_flags;
   for (int64_t i = 0; i < nt; i++)
     order[i] = (int32_t)i;
   for (int64_t i = nt - 1; i > 0; i--) {
@@ -323,9 +330,9 @@ static void check_hook(int version) {
   a.epilogue.stride_b = (int64_t)tpd * Ht * s.d;
   a.epilogue.stride_s = (int64_t)Ht * s.d;
   a.epilogue.stride_h = s.d;
-  a.epilogue.tile_flags = dflags;
+  a.epilogue.tile_flags = with_flags ? dflags : NULL;
   a.epilogue.flag_value = 7;
-  a.epilogue.tile_order = dorder;
+  a.epilogue.tile_order = shuffled ? dorder : NULL;
   xs_result r = xs_attention_forward(&a);
   XT_CHECK_MSG(r == XS_OK, "v%d hook: %s: %s", version, xs_strerror(r), xs_last_error());
   CK(cudaDeviceSynchronize());
@@ -355,10 +362,11 @@ static void check_hook(int version) {
       if (!inside && hd[i][e] != 0xFFFF) stray++;
     }
   for (int64_t i = 0; i < nt; i++)
-    unset += flags[i] != 7;
-  printf("  v%d hook: %lld tiles, %zu of %zu mapped elements differ from the plain epilogue, %zu "
-         "stray writes, %zu flags not raised\n",
-         version, (long long)nt, mismatch, covered, stray, unset);
+    unset += flags[i] != (with_flags ? 7u : 0u);
+  printf("  v%d hook (%s, %s order): %lld tiles, %zu of %zu mapped elements differ from the plain "
+         "epilogue, %zu stray writes, %zu flags %s\n",
+         version, with_flags ? "flags" : "no flags", shuffled ? "shuffled" : "default",
+         (long long)nt, mismatch, covered, stray, unset, with_flags ? "not raised" : "written");
   XT_CHECK(mismatch == 0 && stray == 0 && unset == 0);
   cudaFree(o);
   cudaFree(dst[0]);
@@ -370,8 +378,11 @@ static void check_hook(int version) {
 }
 
 static void test_hook(void) {
-  check_hook(1);
-  if (g_have_v2) check_hook(2);
+  for (int v = 1; v <= (g_have_v2 ? 2 : 1); v++) {
+    check_hook(v, 1, 1);
+    check_hook(v, 0, 0);
+    check_hook(v, 1, 0);
+  }
 }
 
 static void test_args(void) {

@@ -36,6 +36,8 @@ typedef struct attn_params {
   uint32_t* flags;                      /* per tile, or NULL */
   uint32_t flag_value;
   const int32_t* order; /* tile order, or NULL (each version's default) */
+  int order_sections;   /* version 2, causal default order: head sections (1..B*H), set by
+                           its launcher */
 } attn_params;
 
 /* Launchers: enqueue the version on `stream`; XS_ERR_CUDA with the CUDA message on failure. */

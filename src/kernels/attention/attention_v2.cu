@@ -11,7 +11,10 @@
  *   Inside one warpgroup, S_j = Q K_j^T is issued together with O += P_{j-1} V_{j-1}, and the
  *   softmax of S_j runs while the P V product drains.
  *   Epilogue: O / l through a padded shared-memory staging tile, 16-byte coalesced stores to
- *   the destination map (plain: O itself), LSE per row, then an optional per-tile flag.
+ *   the destination map (plain: O itself), LSE per row. Per-tile flags are raised by a
+ *   publisher thread (warp 1 of the producer warpgroup, otherwise idle): each consumer
+ *   warpgroup only arrives on an mbarrier after its stores, so the system-scope fence that a
+ *   flag needs never stalls the warpgroups that feed the tensor cores.
  *
  * Run: xstage bench attention --B 1 --H 24 --S 4608 --d 128 --version 2
  */
@@ -37,7 +40,9 @@ template <int D> struct v2_cfg {
   static constexpr uint32_t OFF_V = OFF_K + STAGES * KV_BYTES;
   static constexpr uint32_t OFF_O = OFF_V + STAGES * KV_BYTES;
   static constexpr uint32_t OFF_BAR = OFF_O + 2 * O_BYTES;
-  static constexpr uint32_t NUM_BARS = 2 + 4 * STAGES; /* q_full, q_empty, k/v full/empty */
+  static constexpr int PUB_SLOTS = 2; /* tiles a consumer may run ahead of the flag publisher */
+  /* q_full, q_empty, k/v full/empty per stage, pub_full/pub_empty per publisher slot */
+  static constexpr uint32_t NUM_BARS = 2 + 4 * STAGES + 2 * PUB_SLOTS;
   static constexpr uint32_t SMEM = OFF_BAR + NUM_BARS * 8 + 1024; /* +1024: base alignment */
   static_assert(D == 64 || D == 128, "head dim 64 or 128");
   static_assert(SMEM <= 227 * 1024, "shared memory over the sm_90 per-block limit");
@@ -49,18 +54,45 @@ template <int D> struct v2_cfg {
 /* Named barriers (0 is __syncthreads). */
 #define V2_BAR_SCHED 1 /* 1, 2: ping-pong turn of consumer 0, 1 */
 #define V2_BAR_EPI 3   /* 3, 4: consumer warpgroup's own epilogue */
-#define V2_BAR_FLAG 5  /* both consumers: a tile's stores done before its flag */
 
 /* Tile at schedule position pos: returns the tile index; *bh = b * H + h, *qt = query tile. */
 static __device__ __forceinline__ int v2_tile_at(const attn_params& p, int pos, int* bh, int* qt) {
   int tile;
   if (p.order) {
     tile = p.order[pos];
+  } else if (!p.causal) {
+    /* NOTE: non-causal tiles all cost the same: walk heads one after another (neighbouring
+     * CTAs share K/V in L2). */
+    tile = pos;
   } else {
-    /* NOTE: default order walks heads one after another (neighbouring CTAs share K/V in L2);
-     * causal runs each head's longest query tiles first, so the tail of the grid is short. */
-    int b_h = pos / p.n_qtiles, i = pos - b_h * p.n_qtiles;
-    tile = b_h * p.n_qtiles + (p.causal ? p.n_qtiles - 1 - i : i);
+    /* Causal: a tile's cost grows with its query tile, and CTA c runs positions c, c + G, ...
+     * (G = gridDim.x). The tiles are listed longest first, heads interleaved, within sections
+     * of consecutive heads (p.order_sections of them, sized on the host so that each section
+     * spans >= 16 rounds of the grid and keeps a bounded set of heads' K/V in flight); round
+     * k of the grid takes list entries [kG, kG + G), odd rounds in reverse (a snake), so the
+     * CTA that took the longest tile of one round takes the shortest of the next.
+     * NOTE: the head-major order of run 1 gave CTA c the query tiles 63 - (c + 4k) mod 64 at
+     * S = 8192 (132 mod 64 = 4): up to 1.33x the mean work on one CTA, 1.99x at S = 16896. */
+    int G = gridDim.x, k = pos / G, c = pos - k * G, base = k * G;
+    int n = min(G, p.num_tiles - base);
+    int idx = base + ((k & 1) ? n - 1 - c : c);
+    int nq = p.n_qtiles, BH = p.B * p.H, ns = p.order_sections;
+    int hs = BH / ns, rem = BH - hs * ns; /* the first rem sections hold hs + 1 heads */
+    int big = rem * (hs + 1) * nq;        /* tiles in those */
+    int hh, h0, off;
+    if (idx < big) {
+      hh = hs + 1;
+      int sec = idx / (hh * nq);
+      h0 = sec * hh;
+      off = idx - h0 * nq;
+    } else {
+      hh = hs;
+      int sec = (idx - big) / (hh * nq);
+      h0 = rem * (hs + 1) + sec * hh;
+      off = idx - h0 * nq;
+    }
+    int q_desc = off / hh;
+    tile = (h0 + off - q_desc * hh) * nq + (nq - 1 - q_desc);
   }
   *bh = tile / p.n_qtiles;
   *qt = tile - *bh * p.n_qtiles;
@@ -212,21 +244,46 @@ static __device__ void v2_epilogue(const attn_params& p, float* o, const float* 
           (m[r] * p.scale_log2 + __log2f(l[r])) * 0.69314718055994531f;
   }
   xs_named_bar_sync(V2_BAR_EPI + cw, 128);
-  constexpr int VPR = D / 8; /* 16-byte vectors per row */
-#pragma unroll
-  for (int i = 0; i < C::WG_M * VPR / 128; i++) {
-    int idx = tid + 128 * i, rl = idx / VPR, cv = idx - rl * VPR;
-    int s = m0 + C::WG_M * cw + rl;
-    if (s < p.S) {
-      uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
-      int r = 0, sr = s;
-      if (kMap) {
-        r = s / p.tokens_per_dst;
-        sr = s - r * p.tokens_per_dst;
-      }
-      uint16_t* dst = p.dst[r] + b * p.stride_b + (int64_t)sr * p.stride_s +
+  constexpr int VPR = D / 8;     /* 16-byte vectors per row */
+  constexpr int RPP = 128 / VPR; /* rows per pass of the 128 threads */
+  constexpr int PASSES = C::WG_M / RPP;
+  int row_lo = m0 + C::WG_M * cw; /* this warpgroup's first row */
+  int rows = min(C::WG_M, p.S - row_lo);
+  int rl0 = tid / VPR, cv = tid - rl0 * VPR;
+  if (rows > 0) {
+    /* NOTE: the destination of a row is looked up once per warpgroup and tile when its rows
+     * all go to one destination (always for the plain epilogue, and for a map unless the 64
+     * rows straddle a shard boundary): one base pointer and a constant stride per pass, no
+     * division or 64-bit multiply per store. */
+    int r_lo = 0, sr_lo = row_lo;
+    if (kMap) {
+      r_lo = row_lo / p.tokens_per_dst;
+      sr_lo = row_lo - r_lo * p.tokens_per_dst;
+    }
+    if (!kMap || sr_lo + rows <= p.tokens_per_dst) {
+      int64_t pass_stride = (int64_t)RPP * p.stride_s;
+      uint16_t* dst = p.dst[r_lo] + b * p.stride_b + (int64_t)(sr_lo + rl0) * p.stride_s +
                       (int64_t)(h + p.head_offset) * p.stride_h + cv * 8;
-      xs_st_v4(dst, val);
+#pragma unroll
+      for (int i = 0; i < PASSES; i++) {
+        int rl = rl0 + RPP * i;
+        if (rl < rows) {
+          uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
+          xs_st_v4(dst + i * pass_stride, val);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < PASSES; i++) {
+        int rl = rl0 + RPP * i, s = row_lo + rl;
+        if (rl < rows) {
+          uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
+          int r = s / p.tokens_per_dst, sr = s - r * p.tokens_per_dst;
+          uint16_t* dst = p.dst[r] + b * p.stride_b + (int64_t)sr * p.stride_s +
+                          (int64_t)(h + p.head_offset) * p.stride_h + cv * 8;
+          xs_st_v4(dst, val);
+        }
+      }
     }
   }
   /* NOTE: the staging tile is rewritten by the next tile's epilogue: all reads done first. */
@@ -242,18 +299,19 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
   uint64_t *q_full = bars, *q_empty = bars + 1;
   uint64_t *k_full = bars + 2, *k_empty = k_full + C::STAGES;
   uint64_t *v_full = k_empty + C::STAGES, *v_empty = v_full + C::STAGES;
+  uint64_t *pub_full = v_empty + C::STAGES, *pub_empty = pub_full + C::PUB_SLOTS;
   int tid = threadIdx.x & 127, warp = tid >> 5, lane = tid & 31;
   uint32_t q_addr = xs_smem_u32(smem + C::OFF_Q) + cw * (C::WG_M * 128);
   uint32_t k_base = xs_smem_u32(smem + C::OFF_K), v_base = xs_smem_u32(smem + C::OFF_V);
   uint32_t my_turn = V2_BAR_SCHED + cw, other_turn = V2_BAR_SCHED + (1 - cw);
-  uint32_t q_phase = 0, kv_phase = 0;
-  int stage = 0;
+  uint32_t q_phase = 0, kv_phase = 0, pub_phase = 0;
+  int stage = 0, pub_slot = 0;
   float s[NS], o[NO];
   uint32_t pr[NS / 2];
   if (cw == 1) xs_attn_bar_arrive(V2_BAR_SCHED + 0, 256); /* consumer 0 takes the first turn */
   for (int pos = blockIdx.x; pos < p.num_tiles; pos += gridDim.x) {
     int bh, qt;
-    int tile = v2_tile_at(p, pos, &bh, &qt);
+    v2_tile_at(p, pos, &bh, &qt);
     int b = bh / p.H, h = bh - b * p.H, m0 = qt * C::BM;
     int row0 = m0 + C::WG_M * cw + 16 * warp + (lane >> 2); /* this thread's first row */
     int row_min = m0 + C::WG_M * cw;                        /* this warpgroup's first row */
@@ -358,16 +416,52 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
     if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
     v2_epilogue<D, kMap>(p, o, m, l, smem + C::OFF_O + cw * C::O_BYTES, cw, b, h, m0);
     if (p.flags) {
-      /* Both halves of the tile are stored (barrier), then one thread publishes them: the
-       * system-scope fence makes every store above visible before the flag (release). */
-      xs_named_bar_sync(V2_BAR_FLAG, 256);
-      if (cw == 0 && tid == 0) {
-        xs_fence_acq_rel_sys();
-        xs_st_release_sys_u32(p.flags + tile, p.flag_value);
+      /* Hand the tile to the flag publisher (v2_publisher): the epilogue ended with a barrier
+       * over this warpgroup after all of its stores, so one arrival (release, CTA scope) by
+       * thread 0 carries all 128 threads' stores. The wait on pub_empty only blocks when the
+       * publisher is PUB_SLOTS tiles behind. */
+      if (tid == 0) {
+        xs_mbar_wait(&pub_empty[pub_slot], pub_phase ^ 1);
+        xs_mbar_arrive(&pub_full[pub_slot]);
+      }
+      __syncwarp();
+      if (++pub_slot == C::PUB_SLOTS) {
+        pub_slot = 0;
+        pub_phase ^= 1;
       }
     }
   }
   if (cw == 0) xs_named_bar_sync(V2_BAR_SCHED + 0, 256); /* consume consumer 1's last turn */
+}
+
+/* Flag publisher: one thread of the producer warpgroup. Per tile, in the consumers' order: wait
+ * until both consumer warpgroups have arrived on pub_full (each after a barrier that follows
+ * all of its stores of the tile), then fence at system scope and store the flag.
+ * Ordering argument: every store of the tile -> bar.sync of its warpgroup (orders the 128
+ * threads' accesses, CTA scope) -> mbarrier.arrive by thread 0 (release, CTA scope) ->
+ * mbarrier.try_wait here (acquire, CTA scope) -> fence.acq_rel.sys -> st.release.sys of the
+ * flag. Causality order is transitive through these CTA-scope synchronisations and the fence
+ * is cumulative, so a reader that acquires the flag at system scope (ld.acquire.sys) sees all
+ * of the tile's stores, from both warpgroups. The fence waits for those stores to be visible
+ * system-wide (microseconds for host-mapped memory): here that stalls only this thread. */
+template <int D> static __device__ void v2_publisher(const attn_params& p, uint64_t* bars) {
+  typedef v2_cfg<D> C;
+  uint64_t* pub_full = bars + 2 + 4 * C::STAGES;
+  uint64_t* pub_empty = pub_full + C::PUB_SLOTS;
+  uint32_t phase = 0;
+  int slot = 0;
+  for (int pos = blockIdx.x; pos < p.num_tiles; pos += gridDim.x) {
+    int bh, qt;
+    int tile = v2_tile_at(p, pos, &bh, &qt);
+    xs_mbar_wait(&pub_full[slot], phase);
+    xs_fence_acq_rel_sys();
+    xs_st_release_sys_u32(p.flags + tile, p.flag_value);
+    xs_mbar_arrive(&pub_empty[slot]);
+    if (++slot == C::PUB_SLOTS) {
+      slot = 0;
+      phase ^= 1;
+    }
+  }
 }
 
 template <int D, bool kMap>
@@ -390,6 +484,10 @@ __global__ void __launch_bounds__(384, 1)
       xs_mbar_init(&bars[2 + 2 * C::STAGES + i], 1); /* v_full */
       xs_mbar_init(&bars[2 + 3 * C::STAGES + i], 8); /* v_empty */
     }
+    for (int i = 0; i < C::PUB_SLOTS; i++) {
+      xs_mbar_init(&bars[2 + 4 * C::STAGES + i], 2);                /* pub_full: 1 per consumer */
+      xs_mbar_init(&bars[2 + 4 * C::STAGES + C::PUB_SLOTS + i], 1); /* pub_empty: publisher */
+    }
     xs_fence_mbar_init();
   }
   __syncthreads();
@@ -401,6 +499,8 @@ __global__ void __launch_bounds__(384, 1)
       xs_tma_prefetch_map(&tk);
       xs_tma_prefetch_map(&tv);
       v2_producer<D>(p, &tq, &tk, &tv, smem, bars);
+    } else if (threadIdx.x == 32 && p.flags) {
+      v2_publisher<D>(p, bars);
     }
   } else {
     xs_setmaxnreg_inc<C::CONSUMER_REGS>();
@@ -418,7 +518,12 @@ static xs_result v2_launch(const attn_params* p, const CUtensorMap* tq, const CU
     return xsi_set_error(XS_ERR_CUDA, "attention v2: set shared memory %u: %s", C::SMEM,
                          cudaGetErrorString(e));
   int grid = p->num_tiles < num_sms ? p->num_tiles : num_sms;
-  attention_kernel_v2<D, kMap><<<grid, C::THREADS, C::SMEM, stream>>>(*tq, *tk, *tv, *p);
+  /* Causal default order (v2_tile_at): sections of heads spanning >= 16 rounds of the grid
+   * each; 1 section (all heads interleaved) up to 16 * grid tiles. */
+  attn_params pp = *p;
+  int bh = p->B * p->H, ns = p->num_tiles / (16 * grid);
+  pp.order_sections = ns < 1 ? 1 : ns > bh ? bh : ns;
+  attention_kernel_v2<D, kMap><<<grid, C::THREADS, C::SMEM, stream>>>(*tq, *tk, *tv, pp);
   e = cudaGetLastError();
   if (e != cudaSuccess)
     return xsi_set_error(XS_ERR_CUDA, "attention v2 launch (d=%d, grid %d): %s", D, grid,
