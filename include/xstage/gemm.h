@@ -50,11 +50,13 @@ typedef enum xs_gemm_version {
   XS_GEMM_V1 = 1, /* SIMT tiles 64x64, any shape and alignment (the simple reference path) */
   XS_GEMM_V2 = 2, /* Hopper: TMA ring + wgmma, tiles 128x128 (needs K, N % 8 == 0) */
   XS_GEMM_V3 = 3, /* Hopper: the same with tiles 128x256 */
+  XS_GEMM_V4 = 4, /* Hopper: the same with tiles 128x224 and 16-byte stores (few-tile shapes:
+                     7168 columns are 32 tiles, one wave of 132 SMs at 512 rows) */
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3) */
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3, 16-byte stores on v4) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -67,8 +69,8 @@ typedef enum xs_gemm_act {
  * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
  * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
 typedef struct xs_gemm_tile_dst {
-  void* base; /* bf16 elements; 16-byte aligned for v2/v3 */
-  int64_t ld; /* elements between rows; a multiple of 8 for v2/v3 */
+  void* base; /* bf16 elements; 16-byte aligned for v2-v4 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2-v4 */
 } xs_gemm_tile_dst;
 
 /* The epilogue hook, passed by value down to the kernel. */
@@ -131,7 +133,7 @@ typedef struct xs_gemm_tiling {
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
  * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
- * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2/v3 query
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v4 query
  * the device (XS_ERR_NO_DEVICE without one). */
 xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
 

@@ -19,6 +19,7 @@
 typedef struct summary_line {
   char name[96];
   double base, best, ratio, loop_ratio;
+  double autov; /* TFLOP/s of the dispatcher's pick ("auto ..." / "masked auto" row), 0: none */
   char best_name[40];
   int valid; /* every checked row of ours passed */
 } summary_line;
@@ -63,7 +64,7 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
                     summary_line* s) {
   xsg_bench_row rows[MAX_ROWS];
   int n = 0;
-  char detail[160];
+  char detail[256];
   xs_result res = xsg_bench_run(rows, MAX_ROWS, &n, detail, sizeof detail, c);
   print_case(title, detail, rows, n, json, first_json);
   memset(s, 0, sizeof *s);
@@ -82,6 +83,8 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
       continue;
     }
     if (!row_ok(r) && r->status != XS_ERR_UNSUPPORTED) s->valid = 0;
+    if (r->status == XS_OK && (strncmp(r->name, "auto", 4) == 0 || strstr(r->name, "masked auto")))
+      s->autov = r->tflops;
     if (r->status == XS_OK && !strstr(r->name, "hook") && r->tflops > s->best) {
       s->best = r->tflops;
       snprintf(s->best_name, sizeof s->best_name, "%.39s", r->name);
@@ -192,10 +195,11 @@ int cli_bench_gemm(int argc, char** argv) {
     return fails ? 1 : 0;
   }
   printf("\n# summary (best of ours vs the first cuBLAS row; grouped: also vs the cuBLAS loop)\n");
-  printf("  %-58s %9s %9s %7s %7s  %-18s %s\n", "case", "cuBLAS", "ours", "ratio", "vs loop",
-         "best", "valid");
+  printf("  %-58s %9s %9s %7s %7s  %-18s %9s %7s %s\n", "case", "cuBLAS", "ours", "ratio",
+         "vs loop", "best", "auto", "a/cuBL", "valid");
   for (int i = 0; i < ns; i++)
-    printf("  %-58s %9.1f %9.1f %7.3f %7.3f  %-18s %s\n", sum[i].name, sum[i].base, sum[i].best,
-           sum[i].ratio, sum[i].loop_ratio, sum[i].best_name, sum[i].valid ? "yes" : "NO");
+    printf("  %-58s %9.1f %9.1f %7.3f %7.3f  %-18s %9.1f %7.3f %s\n", sum[i].name, sum[i].base,
+           sum[i].best, sum[i].ratio, sum[i].loop_ratio, sum[i].best_name, sum[i].autov,
+           sum[i].base > 0 ? sum[i].autov / sum[i].base : 0.0, sum[i].valid ? "yes" : "NO");
   return fails ? 1 : 0;
 }

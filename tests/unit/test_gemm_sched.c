@@ -98,6 +98,49 @@ static void test_contig_layout_errors(void) {
   XT_EQ_INT(xs_gemm_contig_layout(off, neg, 0), XS_ERR_INVALID_ARG);
 }
 
+/* The compacted masked schedule visits every tile with work exactly once (and no other tile),
+ * for empty, one-token, partial and full experts, both raster orders and several bands. */
+static void test_masked_compact(void) {
+  static const int32_t counts[] = {0, 1, 128, 129, 0, 300, 1000, 0, 64};
+  enum { E = 9, M = 300, TM = 128, MB = 3 };
+  static const int nbs[] = {1, 3, 16};
+  static const int swz[] = {1, 2, 8};
+  static unsigned char seen[E * MB * 16];
+  int32_t pre[E + 1];
+  for (int ni = 0; ni < 3; ni++)
+    for (int order = 0; order < 2; order++)
+      for (int si = 0; si < 3; si++) {
+        xsg_grid g = {E, MB, nbs[ni], order, swz[si]};
+        const int total = xsg_masked_prefix(pre, counts, E, M, TM, g.n_blocks);
+        int expect = 0;
+        for (int e = 0; e < E; e++) {
+          const int rows = counts[e] < M ? counts[e] : M;
+          expect += (rows + TM - 1) / TM * g.n_blocks;
+        }
+        XT_EQ_INT(total, expect);
+        memset(seen, 0, sizeof seen);
+        int bad = 0;
+        for (int k = 0; k < total; k++) {
+          const int t = xsg_masked_tile(&g, pre, E, k);
+          if (t < 0 || t >= xsg_tile_count(&g) || seen[t]++) {
+            bad++;
+            continue;
+          }
+          xsg_tile d = xsg_tile_decode(&g, t);
+          const int rows = counts[d.g] < M ? counts[d.g] : M;
+          if (d.mb * TM >= rows) bad++; /* a tile without work */
+        }
+        XT_CHECK_MSG(bad == 0, "nb %d order %d swizzle %d: %d bad", g.n_blocks, order, g.swizzle,
+                     bad);
+      }
+  /* Experts come one after another: the first tile of expert 2 follows expert 1's only tile
+   * row (n_blocks tiles). */
+  xsg_grid g = {E, MB, 4, 0, 8};
+  xsg_masked_prefix(pre, counts, E, M, TM, 4);
+  XT_EQ_INT(xsg_tile_decode(&g, xsg_masked_tile(&g, pre, E, 0)).g, 1);
+  XT_EQ_INT(xsg_tile_decode(&g, xsg_masked_tile(&g, pre, E, 4)).g, 2);
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -110,6 +153,7 @@ int main(void) {
   XT_RUN(test_raster_locality);
   XT_RUN(test_contig_layout);
   XT_RUN(test_contig_layout_errors);
+  XT_RUN(test_masked_compact);
   XT_RUN(test_cdiv);
   return XT_END();
 }

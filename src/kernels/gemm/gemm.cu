@@ -39,7 +39,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2/v3 cannot run this problem, or NULL when they can. */
+/* Why v2-v4 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -51,7 +51,7 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
 
 void tile_shape(xs_gemm_version v, int silu, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 ? 64 : 128;
-  int bn = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V2 ? 128 : 256;
+  int bn = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V2 ? 128 : v == XS_GEMM_V3 ? 256 : 224;
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
@@ -72,7 +72,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V3, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V4, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -117,14 +117,30 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     fill_tiling(t, a, silu, XS_GEMM_V1);
     return XS_OK;
   }
-  /* AUTO: the tile width that wastes least in the last wave (ties: the wider tile, which moves
-   * fewer bytes per flop). Cost = waves x tile columns, comparable between the two. */
-  xs_gemm_tiling t2, t3;
+  /* AUTO: the tiling whose busiest CTA computes least: cost = waves x tile columns (all tiles
+   * are 128 rows; per-tile time at a given K grows with the columns).
+   * - v2 vs v3 on a tie: v3 (fewer bytes per flop), except dense problems where v3 runs 8 waves
+   *   or more: v2 there. (Grouped: v3 won every run-1 case; MASKED counts only the buffer.)
+   *   NOTE: run 1 on the H200 (docs/results/gemm-h200.md): at 8192^3 (v3: 16 waves) v2 made 748
+   *   TFLOP/s and v3 733; at 4096x28672x8192 (v3: 28 waves) 745 vs 671 — over many waves v2's
+   *   6-stage ring beat v3's 3 stages — while on the MoE gate/up (v3: 4 waves) v3 won 752-704.
+   *   v3 has 4 stages since (gemm_v2.cu): if run 2 shows v3 >= v2 on the long-K dense shapes,
+   *   this exception goes.
+   * - v4 (224 columns, 4 stages like v3) only when it is at least 10% cheaper than that choice:
+   *   it exists for wave quantization (512x7168: 128 tiles for 132 SMs, where v3 leaves 20 SMs
+   *   idle and v2 runs 1.7 waves), not as a general-purpose tile. */
+  xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
   fill_tiling(&t3, a, silu, XS_GEMM_V3);
+  fill_tiling(&t4, a, silu, XS_GEMM_V4);
+  const int64_t w3 = xsg_cdiv(t3.count, dev.sms);
   const int64_t c2 = (int64_t)xsg_cdiv(t2.count, dev.sms) * t2.tile_n;
-  const int64_t c3 = (int64_t)xsg_cdiv(t3.count, dev.sms) * t3.tile_n;
-  *t = c2 < c3 ? t2 : t3;
+  const int64_t c3 = w3 * t3.tile_n;
+  const int64_t c4 = (int64_t)xsg_cdiv(t4.count, dev.sms) * t4.tile_n;
+  const int pick3 = c3 < c2 || (c3 == c2 && (a->layout != XS_GEMM_DENSE || w3 < 8));
+  *t = pick3 ? t3 : t2;
+  const int64_t best = pick3 ? c3 : c2;
+  if (c4 * 10 <= best * 9) *t = t4;
   return XS_OK;
 }
 
@@ -215,6 +231,10 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.epi = epi;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
+  /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
+   * launch keeps fixed arguments (CUDA graphs); the grid stays sized for the full buffer. */
+  p.compact = t.version != XS_GEMM_V1 && a->layout == XS_GEMM_GROUPED_MASKED &&
+              sched.order != XS_GEMM_ORDER_LIST && a->experts <= XSG_MASKED_MAX_EXPERTS;
   if (p.positions == 0) {
     xsi_clear_error();
     return XS_OK;
@@ -229,14 +249,14 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
   } else {
-    const int bn = t.version == XS_GEMM_V2 ? 128 : 256;
+    const int bn = t.version == XS_GEMM_V2 ? 128 : t.version == XS_GEMM_V3 ? 256 : 224;
     const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
     const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
-    if (epi.store == XS_GEMM_STORE_LOCAL)
+    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4) /* v4: 16-byte stores */
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
     err = xsg_launch_hopper(&p, bn, &ma, &mb, &mc, ctas, s);
   }

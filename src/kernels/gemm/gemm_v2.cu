@@ -1,4 +1,4 @@
-/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128) and v3 (tiles 128x256), one template.
+/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128), v3 (128x256) and v4 (128x224), one template.
  *
  * Per CTA (persistent, one per SM, 384 threads = 3 warpgroups):
  *   warpgroup 0  producer: one thread streams A and B k-blocks (64 wide) with TMA into a ring of
@@ -6,15 +6,18 @@
  *   warpgroups 1, 2  consumers: each owns 64 of the tile's 128 rows and all BN columns; wgmma
  *                m64nBNk16 from shared memory into fp32 registers (setmaxnreg.inc), then the
  *                epilogue: registers -> bf16 (or silu(gate)*up) -> swizzled shared staging ->
- *                TMA store (STORE_LOCAL) or 16-byte stores through the tile's map entry
- *                (STORE_MAP) -> optional per-tile flag.
+ *                TMA store (STORE_LOCAL on v2/v3) or 16-byte stores (STORE_MAP through the
+ *                tile's map entry; STORE_LOCAL on v4, whose 224-column tile is not a whole
+ *                number of 64-column TMA boxes) -> optional per-tile flag.
  * Barriers (one parity bit each, flipped when the slot index wraps):
  *   full[s]   count 1: the producer's arrive.expect_tx + the TMA bytes of slot s landing.
  *   empty[s]  count 8 (one lane per consumer warp): the wgmmas reading slot s have retired.
  *   named 1, 2  the 128 threads of consumer warpgroup 1 / 2 (staging buffer reuse, TMA store).
  *   named 3   both consumer warpgroups (a tile's flag is raised once both halves are stored).
  * Both roles walk the same schedule (xsg_position_tile + xsg_tile_rows), so they agree on which
- * tiles have work without talking to each other.
+ * tiles have work without talking to each other. MASKED launches without a caller's list walk
+ * the compacted schedule (sched.h, xsg_masked_tile): only tiles with work, numbered from a
+ * per-expert prefix that the CTA builds in shared memory from the device counts at entry.
  */
 #include <cuda_bf16.h>
 
@@ -42,7 +45,10 @@ __device__ __forceinline__ void wait_timed(uint64_t* bar, uint32_t parity) {
 template <int BN_> struct hopper_cfg {
   static constexpr int BM = 128; /* tile rows: two consumer warpgroups x 64 */
   static constexpr int BN = BN_; /* tile columns in B-row space (output: BN, or BN/2 SiLU) */
-  static constexpr int BK = 64;  /* one 128-byte swizzle atom of bf16 */
+  /* NOTE: v4's 224 columns are 3.5 TMA store boxes of 64: a 64-wide box would write into the
+   * neighbour tile, so v4 stores from the staging buffer with 16-byte stores instead. */
+  static constexpr bool TMA_C = BN % 64 == 0;
+  static constexpr int BK = 64; /* one 128-byte swizzle atom of bf16 */
   static constexpr int CONSUMERS = 2;
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   /* NOTE: 128x256 keeps 128 fp32 accumulators per consumer thread; 232 registers hold them with
@@ -53,14 +59,28 @@ template <int BN_> struct hopper_cfg {
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int B_BYTES = BN * BK * 2;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int C_BYTES = BM * BN * 2; /* staging for one output tile (bf16) */
-  /* NOTE: as many stages as fit beside the C staging: 128x256 -> 3 x 48 KB, 128x128 -> 6 x 32 KB */
-  static constexpr int STAGES = BN == 256 ? 3 : 6;
+  /* Output staging: each consumer stages 64 rows x STAGE_COLS columns at a time, in 64-column
+   * chunks of 8 KB (a partial chunk still spans its 8 swizzled 16-byte units); wider tiles
+   * (v3, v4 without SiLU) go out in PASSES passes.
+   * NOTE: run 1 had v3 stage the whole 128x256 tile (64 KB), leaving room for 3 ring stages: with
+   * one slot held by the wgmma in flight, only 2 k-blocks (96 KB) were loading, and v3 lost to
+   * v2 (5 of 6 loading) on every long-K shape (733 vs 748 TFLOP/s at 8192^3, 671 vs 745 at
+   * 4096x28672x8192). Staging half the columns at a time (32 KB, like v2) frees a fourth stage. */
+  static constexpr int STAGE_COLS = BN > 128 ? 128 : BN;
+  static constexpr int PASSES = (BN + STAGE_COLS - 1) / STAGE_COLS;
+  static constexpr int C_BYTES = BM * STAGE_COLS * 2;
+  /* NOTE: as many stages as fit beside the staging: 128x256 -> 4 x 48 KB, 128x224 -> 4 x 44 KB,
+   * 128x128 -> 6 x 32 KB */
+  static constexpr int STAGES = BN == 128 ? 6 : 4;
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
+  /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
+  static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
   static constexpr int SMEM =
-      1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES;
+      1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES + TABLE_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
-  static_assert(BN == 128 || BN == 256, "wgmma wrappers exist for N = 128, 256");
+  static_assert(BN == 128 || BN == 224 || BN == 256, "wgmma wrappers exist for N = 128, 224, 256");
+  static_assert((BN / 2) % 8 == 0, "each B half is whole 8-row swizzle atoms");
+  static_assert(BN / 2 <= STAGE_COLS, "a SiLU tile (BN/2 output columns) is staged in one pass");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "swizzle atoms are 1024 bytes");
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register file");
 };
@@ -70,6 +90,11 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
 template <>
 __device__ __forceinline__ void wgmma_tile<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
   xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void wgmma_tile<224>(float (&d)[112], uint64_t da, uint64_t db,
+                                                int acc) {
+  xs_wgmma_m64n224k16_bf16_ss(d, da, db, acc);
 }
 template <>
 __device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, uint64_t db,
@@ -94,6 +119,53 @@ __device__ __forceinline__ uint32_t stage_offset(int row, int col) {
   return chunk * 8192 + row * 128 + ((((cc >> 3) ^ (row & 7))) << 4) + ((cc & 7) << 1);
 }
 
+/* 16-byte stores of one consumer's 64 staged rows (UNITS 16-byte units each) to
+ * base[r * ld + 8u], for rows r < rows and columns 8u < cols. NOTE: UNITS is a compile-time
+ * constant (the division below is a multiply) and the loop is unrolled, so every shared load of
+ * a thread is issued before its first global store. 64 * UNITS is a multiple of 128 for every
+ * tile (8, 14, 16, 28, 32 units). */
+template <int UNITS>
+__device__ __forceinline__ void store_staged(const uint8_t* my_c, uint16_t* base, int64_t ld,
+                                             int tid, int rows, int cols) {
+  static_assert((64 * UNITS) % 128 == 0, "whole iterations per thread");
+#pragma unroll
+  for (int i = 0; i < 64 * UNITS / 128; i++) {
+    const int u = tid + 128 * i;
+    const int r = u / UNITS, cu = u - r * UNITS;
+    if (r >= rows || cu * 8 >= cols) continue; /* cols % 8 == 0 on this path */
+    uint4 v = *(const uint4*)(my_c + stage_offset(r, cu * 8));
+    xs_st_v4(base + (int64_t)r * ld + cu * 8, v);
+  }
+}
+
+/* The MASKED compacted schedule's prefix (sched.h) in shared memory: table[e] = work tiles of
+ * experts < e. Called by all threads before the CTA's first __syncthreads; warp 0 scans. */
+__device__ __forceinline__ void build_masked_table(int32_t* table, const xsg_params* p) {
+  const int E = p->experts;
+  for (int e = threadIdx.x; e < E; e += blockDim.x)
+    table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    /* Each lane sums a run of ceil(E / 32) entries, a warp scan adds the runs before it. */
+    const int lane = threadIdx.x, per = (E + 31) / 32;
+    const int lo = lane * per, hi = lo + per < E ? lo + per : E;
+    int sum = 0;
+    for (int e = lo; e < hi; e++)
+      sum += table[e + 1];
+    int incl = sum;
+    for (int o = 1; o < 32; o <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += v;
+    }
+    int run = incl - sum;
+    for (int e = lo; e < hi; e++) {
+      run += table[e + 1];
+      table[e + 1] = run;
+    }
+    if (lane == 0) table[0] = 0;
+  }
+}
+
 template <int BN>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
@@ -108,6 +180,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   uint8_t* stage_c = smem + cfg::STAGES * cfg::STAGE_BYTES; /* C staging, 2 x BM/2 rows */
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);
   uint64_t* empty = full + cfg::STAGES;
+  int32_t* table = (int32_t*)(empty + cfg::STAGES); /* p.compact: the masked work prefix */
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -120,7 +193,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
+  if (p.compact) build_masked_table(table, &p);
   __syncthreads();
+  /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
+  const int positions = p.compact ? table[p.experts] : p.positions;
 
   if (wg == 0) {
     /* ================= producer warpgroup ================= */
@@ -130,8 +206,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_tma_prefetch_map(&map_b);
       int s = 0;
       uint32_t phase = 0;
-      for (int k = blockIdx.x; k < p.positions; k += gridDim.x) {
-        xsg_tile t = xsg_tile_decode(&p.grid, xsg_position_tile(&p, k));
+      for (int k = blockIdx.x; k < positions; k += gridDim.x) {
+        const int tile_index =
+            p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
+        xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
         int row0, row_end, expert;
         if (!xsg_tile_rows(&p, t, &row0, &row_end, &expert)) continue;
         int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
@@ -175,8 +253,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     for (int i = 0; i < BN / 2; i++)
       d[i] = 0.0f;
 
-    for (int k = blockIdx.x; k < p.positions; k += gridDim.x) {
-      int tile_index = xsg_position_tile(&p, k);
+    for (int k = blockIdx.x; k < positions; k += gridDim.x) {
+      const int tile_index =
+          p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
       xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
       int row0, row_end, expert;
       if (!xsg_tile_rows(&p, t, &row0, &row_end, &expert)) continue;
@@ -208,10 +287,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (lane == 0) xs_mbar_arrive(&empty[prev_s]);
 
-      /* ---- epilogue: registers -> swizzled staging (bf16) ---- */
-      /* The staging area is free once the previous TMA store has read it. */
-      if (tid == 0) xs_bulk_wait_read_all();
-      xs_named_bar_sync(1 + half, 128);
+      /* ---- epilogue: registers -> swizzled staging (bf16) -> global, in passes of at most
+       * STAGE_COLS columns (v3/v4 without SiLU: two passes through a half-size staging buffer,
+       * which buys their ring a fourth stage). */
       /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
        * NOTE: addresses are formed as row base + (chunk, swizzled unit) so that only the eight
        * swizzled unit offsets stay live across the tile loop (not 64 hoisted addresses). */
@@ -219,54 +297,82 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       const int x = r_lo & 7;
       uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
       uint8_t* row_hi = row_lo + 8 * 128;
-      if (silu) {
-#pragma unroll
-        for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
-          const int j = i + BN / 16;
-          const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-          *(uint32_t*)(row_lo + off) =
-              pack_bf16x2(silu_mul(d[4 * i], d[4 * j]), silu_mul(d[4 * i + 1], d[4 * j + 1]));
-          *(uint32_t*)(row_hi + off) = pack_bf16x2(silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                                                   silu_mul(d[4 * i + 3], d[4 * j + 3]));
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < BN / 8; i++) {
-          const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-          *(uint32_t*)(row_lo + off) = pack_bf16x2(d[4 * i], d[4 * i + 1]);
-          *(uint32_t*)(row_hi + off) = pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
-        }
-      }
       const int out_row0 = row0 + 64 * half; /* first output row of this half */
       const int out_col0 = t.nb * out_cols;
-      if (p.epi.store == XS_GEMM_STORE_LOCAL) {
-        /* ---- TMA store: the writes are ordered for the async proxy, then one thread issues */
-        xs_fence_proxy_async_smem();
+      const int tma = cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
+      constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
+#pragma unroll
+      for (int ps = 0; ps < cfg::PASSES; ps++) {
+        if (ps > 0 && silu) break; /* SiLU output (BN/2 columns) is one pass */
+        /* The staging area is free once the previous TMA store has read it (TMA path) and the
+         * other threads have read it back (16-byte store path): both ordered by this barrier. */
+        if (tma && tid == 0) xs_bulk_wait_read_all();
         xs_named_bar_sync(1 + half, 128);
-        if (tid == 0) {
-          const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
-          /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
-          for (int j = 0; j < out_cols / 64; j++)
-            if (out_row0 < p.M && out_col0 + 64 * j < p.n_out)
-              xs_tma_store_3d(&map_c, my_c + j * 8192, out_col0 + 64 * j, out_row0, c_batch);
-          xs_bulk_commit();
-          if (p.epi.tile_flags) {
-            xs_bulk_wait_all();            /* the tile's bytes are written ... */
-            xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
+        if (silu) {
+#pragma unroll
+          for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
+            const int j = i + BN / 16;
+            const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
+            *(uint32_t*)(row_lo + off) =
+                pack_bf16x2(silu_mul(d[4 * i], d[4 * j]), silu_mul(d[4 * i + 1], d[4 * j + 1]));
+            *(uint32_t*)(row_hi + off) = pack_bf16x2(silu_mul(d[4 * i + 2], d[4 * j + 2]),
+                                                     silu_mul(d[4 * i + 3], d[4 * j + 3]));
+          }
+        } else {
+#pragma unroll
+          for (int il = 0; il < GPP; il++) {
+            const int i = ps * GPP + il; /* compile-time after unrolling */
+            if (i < BN / 8) {
+              const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
+              *(uint32_t*)(row_lo + off) = pack_bf16x2(d[4 * i], d[4 * i + 1]);
+              *(uint32_t*)(row_hi + off) = pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
+            }
           }
         }
-      } else {
-        /* ---- hook: 16-byte stores through the tile's destination map entry ---- */
-        xs_named_bar_sync(1 + half, 128);
-        const xs_gemm_tile_dst dst = p.epi.dst_map[tile_index];
-        const int units = out_cols / 8; /* 16-byte units per row */
-        for (int u = tid; u < 64 * units; u += 128) {
-          const int r = u / units, cu = u - r * units;
-          const int grow = out_row0 + r, gcol = out_col0 + cu * 8;
-          if (grow >= row_end || gcol >= p.n_out) continue; /* n_out % 8 == 0 on this path */
-          uint4 v = *(const uint4*)(my_c + stage_offset(r, cu * 8));
-          xs_st_v4((uint16_t*)dst.base + (int64_t)(64 * half + r) * dst.ld + cu * 8, v);
+        const int col0 = out_col0 + ps * cfg::STAGE_COLS; /* first output column of the pass */
+        if (tma) {
+          /* ---- TMA store: the writes are ordered for the async proxy, then one thread issues */
+          xs_fence_proxy_async_smem();
+          xs_named_bar_sync(1 + half, 128);
+          if (tid == 0) {
+            const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
+            const int pass_cols = silu ? out_cols : cfg::STAGE_COLS; /* 64-multiples here */
+            /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
+            for (int j = 0; j < pass_cols / 64; j++)
+              if (out_row0 < p.M && col0 + 64 * j < p.n_out)
+                xs_tma_store_3d(&map_c, my_c + j * 8192, col0 + 64 * j, out_row0, c_batch);
+            xs_bulk_commit();
+          }
+        } else {
+          /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
+           * or into C (v4's local store). The map entry is read before the barrier so its
+           * latency overlaps the other warps' staging writes. */
+          uint16_t* base;
+          int64_t ld;
+          if (p.epi.store == XS_GEMM_STORE_MAP) {
+            const xs_gemm_tile_dst dst = p.epi.dst_map[tile_index];
+            base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
+            ld = dst.ld;
+          } else {
+            const int64_t batch_row =
+                p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)expert * p.M : 0;
+            base = p.C + (batch_row + out_row0) * p.n_out + col0;
+            ld = p.n_out;
+          }
+          xs_named_bar_sync(1 + half, 128);
+          const int rows = row_end - out_row0, cols = p.n_out - col0;
+          constexpr int LAST = BN / 8 - (cfg::PASSES - 1) * GPP; /* groups in the last pass */
+          if (silu)
+            store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
+          else if (ps + 1 < cfg::PASSES)
+            store_staged<GPP>(my_c, base, ld, tid, rows, cols);
+          else
+            store_staged<LAST>(my_c, base, ld, tid, rows, cols);
         }
+      }
+      if (tma && p.epi.tile_flags && tid == 0) {
+        xs_bulk_wait_all();            /* the tile's bytes are written ... */
+        xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
       }
       if (p.epi.tile_flags) {
         /* Both halves stored (TMA: waited above; map: each thread's stores precede the barrier):
@@ -286,7 +392,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
 } // namespace
 
 int xsg_hopper_smem_bytes(int bn) {
-  return bn == 256 ? hopper_cfg<256>::SMEM : hopper_cfg<128>::SMEM;
+  return bn == 256   ? hopper_cfg<256>::SMEM
+         : bn == 224 ? hopper_cfg<224>::SMEM
+                     : hopper_cfg<128>::SMEM;
 }
 
 template <int BN>
@@ -308,5 +416,6 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* ma
                               const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
                               cudaStream_t stream) {
   if (bn == 256) return launch<256>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 224) return launch<224>(p, map_a, map_b, map_c, ctas, stream);
   return launch<128>(p, map_a, map_b, map_c, ctas, stream);
 }

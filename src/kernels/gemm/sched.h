@@ -102,4 +102,48 @@ XSG_HD int xsg_contig_offsets(int32_t* offsets, const int32_t* counts, int exper
   return 0;
 }
 
+/* ---- masked layout, compacted schedule ----
+ * The masked buffer has groups x m_blocks x n_blocks tiles, but only the first
+ * ceil(min(count_e, M) / tile_m) m-blocks of expert e have work. Walking the full buffer and
+ * skipping empty tiles leaves the persistent CTAs unevenly loaded (CTA i takes positions i,
+ * i + grid, ...: with 1-m-block experts the tiles with work sit at a stride that shares factors
+ * with the grid) and costs a count lookup per skipped position. The compacted schedule numbers
+ * only the tiles with work: pre[e] = work tiles of experts < e (pre[0] = 0, pre[E] = total).
+ * The kernel builds pre[] in shared memory from the device counts (so graphs still work). */
+
+/* Work tiles of one masked expert: used m-blocks x n_blocks. */
+XSG_HD int xsg_masked_work(int count, int M, int tile_m, int n_blocks) {
+  const int rows = count < M ? count : M;
+  return rows > 0 ? xsg_cdiv(rows, tile_m) * n_blocks : 0;
+}
+
+/* Fill pre[0..experts] (the prefix above) on the host; returns pre[experts]. */
+XSG_HD int xsg_masked_prefix(int32_t* pre, const int32_t* counts, int experts, int M, int tile_m,
+                             int n_blocks) {
+  pre[0] = 0;
+  for (int e = 0; e < experts; e++)
+    pre[e + 1] = pre[e] + xsg_masked_work(counts[e], M, tile_m, n_blocks);
+  return pre[experts];
+}
+
+/* Compacted position k in [0, pre[experts]) -> tile index in the full numbering (grid->groups =
+ * experts). Inside an expert the grid's raster order (order, swizzle) runs over its used
+ * m-blocks only; experts come one after another. */
+XSG_HD int xsg_masked_tile(const xsg_grid* grid, const int32_t* pre, int experts, int k) {
+  int lo = 0, hi = experts - 1; /* the largest e with pre[e] <= k: empty experts are skipped */
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (pre[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  xsg_grid sub = *grid;
+  sub.groups = 1;
+  sub.m_blocks = (pre[lo + 1] - pre[lo]) / grid->n_blocks;
+  const int t = xsg_order_tile(&sub, k - pre[lo]); /* mb * n_blocks + nb inside the expert */
+  const int mb = t / grid->n_blocks;
+  return xsg_tile_index(grid, lo, mb, t - mb * grid->n_blocks);
+}
+
 #endif
