@@ -23,12 +23,15 @@ xs_result xs_expert_profile_validate(const xs_expert_profile* p) {
   return XS_OK;
 }
 
-/* NOTE: measured on the H200 (2026-11-29, scripts/gpu/tempo.sh: bench_tempo_profile with cuBLAS
- * batched bf16 GEMMs over G in {1..32} x n in {1..2048} rows per expert, 10 reps; fitted with
- * `xstage balance fit`; samples in data/tempo_profile_h200.csv; results in
- * docs/results/tempo-h200.md). b is the per-replica weight-streaming cost (~88 MB of DeepSeek-V3
- * expert weights at ~4.2 TB/s = 20.8 us), beta the per-row grouped-GEMM cost. The fit's relative
- * rms is 15% (DeepSeek-V3: a few small-n cuBLAS outliers) and 6% (Qwen3-235B). */
+/* Measured on the H200 (2026-11-29, scripts/gpu/tempo.sh: bench_tempo_profile with cuBLAS
+ * batched bf16 GEMMs over G in {1..32} x n in {1..2048} rows per expert, 10 reps; samples in
+ * data/tempo_profile_h200.csv; results in docs/results/tempo-h200.md), fitted with the robust
+ * `xstage balance fit` (least squares on relative error with 3-MAD trimming). b is the
+ * per-replica weight-streaming cost (~88 MB of DeepSeek-V3 expert weights at ~4.1 TB/s =
+ * 21.3 us), beta the per-row grouped-GEMM cost. DeepSeek-V3: 3 of 72 samples trimmed (G = 1,
+ * n = 1, 8, 32: attributed to cuBLAS's algorithm choice for tiny shapes; 48-179 us against 31 us at
+ * n = 64), relative rms 6.1% over the kept 69 (15.5% over all 72); Qwen3-235B: none trimmed,
+ * rms 6.0%. tests/unit/test_tempo_fit.c re-fits the CSV and checks these numbers. */
 static void measured(xs_expert_profile* p, const char* name, double a, double b, double c,
                      double beta, double rms) {
   *p = (xs_expert_profile)XS_EXPERT_PROFILE_INITIALIZER;
@@ -39,16 +42,17 @@ static void measured(xs_expert_profile* p, const char* name, double a, double b,
   p->tile_rows = 128;
   snprintf(p->name, sizeof p->name, "%s", name);
   snprintf(p->method, sizeof p->method,
-           "fitted on NVIDIA H200 2026-11-29, cuBLAS batched bf16 GEMMs (rms %.0f%%)", 100 * rms);
+           "robust fit on NVIDIA H200 2026-11-29, cuBLAS batched bf16 GEMMs (rms %.1f%%)",
+           100 * rms);
   p->calibrated = 1;
 }
 
 xs_result xs_expert_profile_default(xs_expert_profile* out, const char* name) {
   XSI_ARG(out != NULL && name != NULL, "out and name must not be NULL");
   if (!strcmp(name, "deepseek-v3")) {
-    measured(out, name, 14.170, 20.758, 13.197, 0.10108, 0.1526);
+    measured(out, name, 10.0426, 21.3167, 15.6547, 0.100174, 0.0610);
   } else if (!strcmp(name, "qwen3-235b")) {
-    measured(out, name, 12.302, 9.161, 12.381, 0.04450, 0.0600);
+    measured(out, name, 12.3017, 9.16069, 12.3811, 0.0445047, 0.0600);
   } else {
     return xsi_set_error(XS_ERR_INVALID_ARG,
                          "unknown expert profile '%s' (known: deepseek-v3, qwen3-235b)", name);
@@ -71,7 +75,8 @@ double xs_expert_profile_nstar(const xs_expert_profile* p) {
 /* ---- fitting ---------------------------------------------------------------------------- */
 
 /* Weighted least squares t ~ p0 + p1*x over the samples with sel[i] == piece, weights 1/t^2
- * (relative error). Returns 0 when the piece has fewer than 2 distinct x. */
+ * (relative error). Samples with sel[i] < 0 (outliers) are ignored. Returns 0 when the piece
+ * has fewer than 2 distinct x. */
 static int wls(double* p0, double* p1, const double* x, const double* t, const int* sel, int piece,
                size_t n) {
   double sw = 0, sx = 0, st = 0, sxx = 0, sxt = 0, xmin = INFINITY, xmax = -INFINITY;
@@ -94,13 +99,19 @@ static int wls(double* p0, double* p1, const double* x, const double* t, const i
   return 1;
 }
 
+static double rel_resid(const double* q, double G, double N, double t) {
+  double m = q[0] + q[1] * G, k = q[2] + q[3] * N;
+  return ((m > k ? m : k) - t) / t;
+}
+
+/* Sum of squared relative residuals over the kept samples (keep NULL: all). */
 static double rel_sse(const double* q, const double* G, const double* N, const double* t,
-                      size_t n) {
+                      const unsigned char* keep, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; i++) {
-    double m = q[0] + q[1] * G[i], k = q[2] + q[3] * N[i];
-    double f = m > k ? m : k;
-    s += (f - t[i]) * (f - t[i]) / (t[i] * t[i]);
+    if (keep && !keep[i]) continue;
+    double r = rel_resid(q, G[i], N[i], t[i]);
+    s += r * r;
   }
   return s;
 }
@@ -110,8 +121,69 @@ static int cmp_double(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-xs_result xs_expert_profile_fit(xs_expert_profile* out, double* rms_rel_out, const double* G,
-                                const double* N, const double* t_us, size_t n) {
+/* Median of v[0..n) (sorts v). */
+static double median_sorted(double* v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Least-squares max-affine fit of the kept samples into best[4]; *sse_out its relative SSE.
+ * Returns 0 when the kept samples do not span both regimes. sel and ratio: n scratch entries. */
+static int fit_ls(double best[4], double* sse_out, const double* G, const double* N,
+                  const double* t_us, const unsigned char* keep, size_t n, int* sel,
+                  double* ratio) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (keep[i]) ratio[m++] = N[i] / G[i];
+  qsort(ratio, m, sizeof *ratio, cmp_double);
+
+  /* Stage 1: split by rows per expert (N/G) at every threshold; keep the best. */
+  double best_sse = INFINITY;
+  for (size_t s = 0; s + 1 < m; s++) {
+    if (ratio[s] == ratio[s + 1]) continue;
+    double thr = 0.5 * (ratio[s] + ratio[s + 1]);
+    for (size_t i = 0; i < n; i++)
+      sel[i] = keep[i] ? (N[i] / G[i] > thr) : -1;
+    double q[4];
+    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) continue;
+    if (q[1] <= 0 || q[3] <= 0) continue;
+    double e = rel_sse(q, G, N, t_us, keep, n);
+    if (e < best_sse) {
+      best_sse = e;
+      memcpy(best, q, 4 * sizeof *best);
+    }
+  }
+  if (!xsi_finite(best_sse)) return 0;
+
+  /* Stage 2: alternate (assign each sample to the piece that is the max, refit) while the
+   * error falls. */
+  for (int it = 0; it < 50; it++) {
+    for (size_t i = 0; i < n; i++)
+      sel[i] = keep[i] ? (best[2] + best[3] * N[i] > best[0] + best[1] * G[i]) : -1;
+    double q[4];
+    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) break;
+    if (q[1] <= 0 || q[3] <= 0) break;
+    double e = rel_sse(q, G, N, t_us, keep, n);
+    if (!(e < best_sse * (1 - 1e-12))) break;
+    best_sse = e;
+    memcpy(best, q, 4 * sizeof *best);
+  }
+  *sse_out = best_sse;
+  return 1;
+}
+
+/* Robust fit (docs/tempo.md, "Fitting"): least squares on relative error, then trimming. The
+ * relative residuals r_i of all samples under the current fit give a robust scale
+ * s = 1.4826 * MAD(r) (floored at XSI_FIT_SCALE_FLOOR, so near-exact data trims nothing);
+ * samples with |r_i - median(r)| > 3 s are outliers (at most a quarter of the samples, the
+ * largest first); the kept samples are refitted, and this repeats until the outlier set stops
+ * changing (at most 10 rounds). An outlier can come back when the refit explains it. */
+#define XSI_FIT_SCALE_FLOOR 0.005
+#define XSI_FIT_CUT 3.0
+
+xs_result xs_expert_profile_fit_robust(xs_expert_profile* out, xs_profile_fit_info* info,
+                                       unsigned char* outlier_out, const double* G, const double* N,
+                                       const double* t_us, size_t n) {
   XSI_ARG(out && G && N && t_us, "out, G, N and t_us must not be NULL");
   XSI_ARG(n >= 4, "need at least 4 samples (got %zu)", n);
   for (size_t i = 0; i < n; i++) {
@@ -123,62 +195,97 @@ xs_result xs_expert_profile_fit(xs_expert_profile* out, double* rms_rel_out, con
   xs_result res = XS_OK;
   int* sel = malloc(n * sizeof *sel);
   double* ratio = malloc(n * sizeof *ratio);
-  if (!sel || !ratio) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: out of memory");
-  for (size_t i = 0; i < n; i++)
-    ratio[i] = N[i] / G[i];
-  qsort(ratio, n, sizeof *ratio, cmp_double);
-
-  /* Stage 1: split by rows per expert (N/G) at every threshold; keep the best. */
-  double best[4] = {0}, best_sse = INFINITY;
-  for (size_t s = 0; s + 1 < n; s++) {
-    if (ratio[s] == ratio[s + 1]) continue;
-    double thr = 0.5 * (ratio[s] + ratio[s + 1]);
-    for (size_t i = 0; i < n; i++)
-      sel[i] = (N[i] / G[i] > thr);
-    double q[4];
-    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) continue;
-    if (q[1] <= 0 || q[3] <= 0) continue;
-    double e = rel_sse(q, G, N, t_us, n);
-    if (e < best_sse) {
-      best_sse = e;
-      memcpy(best, q, sizeof best);
-    }
-  }
-  if (!xsi_finite(best_sse))
+  double* dev = malloc(n * sizeof *dev);
+  double* tmp = malloc(n * sizeof *tmp);
+  unsigned char* keep = malloc(n);
+  unsigned char* next = malloc(n);
+  if (!sel || !ratio || !dev || !tmp || !keep || !next)
+    XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: out of memory");
+  memset(keep, 1, n);
+  double best[4], sse, cut = INFINITY;
+  if (!fit_ls(best, &sse, G, N, t_us, keep, n, sel, ratio))
     XSI_FAIL(res, XS_ERR_NUMERIC, fail,
              "fit: the samples do not span both regimes (need 2+ distinct G below the crossover "
              "and 2+ distinct N above it)");
-
-  /* Stage 2: alternate (assign each sample to the piece that is the max, refit) while the
-   * error falls. */
-  for (int it = 0; it < 50; it++) {
+  for (int round = 0; round < 10; round++) {
     for (size_t i = 0; i < n; i++)
-      sel[i] = (best[2] + best[3] * N[i] > best[0] + best[1] * G[i]);
-    double q[4];
-    if (!wls(&q[0], &q[1], G, t_us, sel, 0, n) || !wls(&q[2], &q[3], N, t_us, sel, 1, n)) break;
-    if (q[1] <= 0 || q[3] <= 0) break;
-    double e = rel_sse(q, G, N, t_us, n);
-    if (!(e < best_sse * (1 - 1e-12))) break;
-    best_sse = e;
+      tmp[i] = rel_resid(best, G[i], N[i], t_us[i]);
+    memcpy(dev, tmp, n * sizeof *dev);
+    double med = median_sorted(dev, n);
+    for (size_t i = 0; i < n; i++) {
+      tmp[i] = fabs(tmp[i] - med);
+      dev[i] = tmp[i];
+    }
+    double scale = 1.4826 * median_sorted(dev, n);
+    if (scale < XSI_FIT_SCALE_FLOOR) scale = XSI_FIT_SCALE_FLOOR;
+    double thr = XSI_FIT_CUT * scale;
+    /* at most n/4 outliers: raise the threshold to the (n - n/4)-th smallest deviation */
+    memcpy(dev, tmp, n * sizeof *dev);
+    qsort(dev, n, sizeof *dev, cmp_double);
+    if (dev[n - 1 - n / 4] > thr) thr = dev[n - 1 - n / 4];
+    int changed = 0;
+    for (size_t i = 0; i < n; i++) {
+      next[i] = !(tmp[i] > thr);
+      changed |= next[i] != keep[i];
+    }
+    if (!changed) {
+      cut = thr;
+      break;
+    }
+    double q[4], e;
+    if (!fit_ls(q, &e, G, N, t_us, next, n, sel, ratio)) break; /* keep the previous fit */
+    memcpy(keep, next, n);
     memcpy(best, q, sizeof best);
+    sse = e;
+    cut = thr;
   }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++)
+    kept += keep[i];
   out->a_us = best[0] > 0 ? best[0] : 0;
   out->b_us = best[1];
   out->c_us = best[2] > 0 ? best[2] : 0;
   out->beta_us = best[3];
-  if (rms_rel_out) *rms_rel_out = sqrt(best_sse / (double)n);
-  free(sel);
-  free(ratio);
+  if (info) {
+    info->n_samples = n;
+    info->n_outliers = n - kept;
+    info->rms_rel = sqrt(sse / (double)kept);
+    info->rms_rel_all = sqrt(rel_sse(best, G, N, t_us, NULL, n) / (double)n);
+    info->outlier_cut = cut;
+  }
+  if (outlier_out)
+    for (size_t i = 0; i < n; i++)
+      outlier_out[i] = !keep[i];
   xsi_clear_error();
-  return XS_OK;
 fail:
   free(sel);
   free(ratio);
+  free(dev);
+  free(tmp);
+  free(keep);
+  free(next);
   return res;
+}
+
+xs_result xs_expert_profile_fit(xs_expert_profile* out, double* rms_rel_out, const double* G,
+                                const double* N, const double* t_us, size_t n) {
+  xs_profile_fit_info info;
+  XSI_CHECK(xs_expert_profile_fit_robust(out, &info, NULL, G, N, t_us, n));
+  if (rms_rel_out) *rms_rel_out = info.rms_rel;
+  return XS_OK;
 }
 
 xs_result xs_expert_profile_fit_csv(xs_expert_profile* out, double* rms_rel_out, size_t* n_used_out,
                                     const char* path, const char* model) {
+  xs_profile_fit_info info;
+  XSI_CHECK(xs_expert_profile_fit_csv_info(out, &info, path, model));
+  if (rms_rel_out) *rms_rel_out = info.rms_rel;
+  if (n_used_out) *n_used_out = info.n_samples;
+  return XS_OK;
+}
+
+xs_result xs_expert_profile_fit_csv_info(xs_expert_profile* out, xs_profile_fit_info* info,
+                                         const char* path, const char* model) {
   XSI_ARG(out && path, "out and path must not be NULL");
   xs_result res = XS_OK;
   char* text = NULL;
@@ -206,13 +313,15 @@ xs_result xs_expert_profile_fit_csv(xs_expert_profile* out, double* rms_rel_out,
   if (m == 0)
     XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: no sample rows%s%s", path, model ? " for model " : "",
              model ? model : "");
-  res = xs_expert_profile_fit(out, rms_rel_out, G, N, T, m);
+  xs_profile_fit_info fi;
+  res = xs_expert_profile_fit_robust(out, &fi, NULL, G, N, T, m);
   if (res != XS_OK) {
     xsi_error_prefix("%s", path);
     goto fail;
   }
-  if (n_used_out) *n_used_out = m;
-  snprintf(out->method, sizeof out->method, "max-affine fit of %zu samples from %s", m, path);
+  if (info) *info = fi;
+  snprintf(out->method, sizeof out->method,
+           "max-affine fit of %zu samples (%zu outliers trimmed) from %s", m, fi.n_outliers, path);
   out->calibrated = 1;
 fail:
   free(G);

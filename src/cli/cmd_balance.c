@@ -437,23 +437,24 @@ static int balance_fit(int argc, char** argv) {
   if (json)
     printf("[");
   else
-    printf("%-14s %7s %9s %9s %9s %10s %8s %8s\n", "model", "samples", "a_us", "b_us", "c_us",
-           "beta_us", "n*", "rms");
+    printf("%-14s %7s %8s %9s %9s %9s %10s %8s %8s %8s\n", "model", "samples", "outliers", "a_us",
+           "b_us", "c_us", "beta_us", "n*", "rms", "rms_all");
   for (int k = 0; k < nm && res == XS_OK; k++) {
     xs_expert_profile p = XS_EXPERT_PROFILE_INITIALIZER;
-    double rms = 0;
-    size_t used = 0;
-    res = xs_expert_profile_fit_csv(&p, &rms, &used, path, models[k]);
+    xs_profile_fit_info fi;
+    res = xs_expert_profile_fit_csv_info(&p, &fi, path, models[k]);
     if (res != XS_OK) break;
     const char* name = models[k] ? models[k] : "(all rows)";
     if (json)
-      printf("%s{\"model\": \"%s\", \"samples\": %zu, \"a_us\": %.6g, \"b_us\": %.6g, \"c_us\": "
-             "%.6g, \"beta_us\": %.6g, \"nstar\": %.1f, \"rms_rel\": %.4f}",
-             k ? ", " : "", name, used, p.a_us, p.b_us, p.c_us, p.beta_us,
-             xs_expert_profile_nstar(&p), rms);
+      printf("%s{\"model\": \"%s\", \"samples\": %zu, \"outliers\": %zu, \"a_us\": %.6g, "
+             "\"b_us\": %.6g, \"c_us\": %.6g, \"beta_us\": %.6g, \"nstar\": %.1f, "
+             "\"rms_rel\": %.4f, \"rms_rel_all\": %.4f}",
+             k ? ", " : "", name, fi.n_samples, fi.n_outliers, p.a_us, p.b_us, p.c_us, p.beta_us,
+             xs_expert_profile_nstar(&p), fi.rms_rel, fi.rms_rel_all);
     else
-      printf("%-14s %7zu %9.3f %9.3f %9.3f %10.5f %8.1f %7.2f%%\n", name, used, p.a_us, p.b_us,
-             p.c_us, p.beta_us, xs_expert_profile_nstar(&p), 100 * rms);
+      printf("%-14s %7zu %8zu %9.3f %9.3f %9.3f %10.5f %8.1f %7.2f%% %7.2f%%\n", name, fi.n_samples,
+             fi.n_outliers, p.a_us, p.b_us, p.c_us, p.beta_us, xs_expert_profile_nstar(&p),
+             100 * fi.rms_rel, 100 * fi.rms_rel_all);
   }
   if (json && res == XS_OK) printf("]\n");
   xsi_csv_free(csv);

@@ -34,14 +34,24 @@ static void test_eval_and_defaults(void) {
   XT_CHECK(xs_expert_profile_fit_csv(&f, &rms, &used, "data/tempo_profile_h200.csv",
                                      "deepseek-v3") == XS_OK);
   XT_CHECK(used > 50);
+  /* the robust fit trims the three slow G = 1 small-n cuBLAS samples, and only them */
+  xs_profile_fit_info fi;
+  XT_CHECK(xs_expert_profile_fit_csv_info(&f, &fi, "data/tempo_profile_h200.csv", "deepseek-v3") ==
+           XS_OK);
+  XT_EQ_INT(fi.n_outliers, 3);
+  XT_CHECK(fi.rms_rel < 0.08 && fi.rms_rel_all > fi.rms_rel);
+  XT_NEAR(f.a_us, d.a_us, 0.01);
   XT_NEAR(f.b_us, d.b_us, 0.01);
+  XT_NEAR(f.c_us, d.c_us, 0.01);
   XT_NEAR(f.beta_us, d.beta_us, 0.01);
   XT_CHECK(xs_expert_profile_default(&d, "qwen3-235b") == XS_OK);
   XT_NEAR(d.b_us, 3.0 * 4096 * 1536 * 2 / 4e12 * 1e6, 0.25);
   f = d;
   XT_CHECK(xs_expert_profile_fit_csv(&f, &rms, &used, "data/tempo_profile_h200.csv",
                                      "qwen3-235b") == XS_OK);
+  XT_NEAR(f.a_us, d.a_us, 0.01);
   XT_NEAR(f.b_us, d.b_us, 0.01);
+  XT_NEAR(f.c_us, d.c_us, 0.01);
   XT_NEAR(f.beta_us, d.beta_us, 0.01);
   XT_CHECK(xs_expert_profile_default(&d, "mixtral") == XS_ERR_INVALID_ARG);
   XT_CHECK(strstr(xs_last_error(), "qwen3-235b") != NULL);
@@ -73,7 +83,58 @@ static void test_fit_recovers(void) {
     double nstar_true = (truth[k][0] + truth[k][1] - truth[k][2]) / truth[k][3];
     XT_NEAR(xs_expert_profile_nstar(&p), nstar_true, 0.05);
     XT_CHECK(rms < 0.02);
+    /* clean (+-2%) samples: the robust fit trims nothing */
+    xs_profile_fit_info fi;
+    XT_CHECK(xs_expert_profile_fit_robust(&p, &fi, NULL, G, N, T, n) == XS_OK);
+    XT_EQ_INT(fi.n_outliers, 0);
+    XT_NEAR(fi.rms_rel, rms, 1e-12);
   }
+}
+
+/* A few slow small-N samples (like cuBLAS picking a bad algorithm for G = 1, n = 8 and 32 on the
+ * H200: 177 us against 31 us at n = 64) must not pull the fit: they are trimmed and the known
+ * parameters come back as without them. */
+static void test_fit_ignores_outliers(void) {
+  const double truth[4] = {14.0, 20.8, 13.2, 0.101};
+  const int gs[] = {1, 2, 4, 8, 16, 32};
+  const int ns[] = {1, 8, 32, 64, 96, 128, 192, 256, 384, 512, 1024, 2048};
+  double G[72], N[72], T[72];
+  size_t n = 0, bad[3];
+  int nbad = 0;
+  unsigned long long s = 5;
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 12; j++) {
+      G[n] = gs[i];
+      N[n] = (double)gs[i] * ns[j];
+      double m = truth[0] + truth[1] * G[n], c = truth[2] + truth[3] * N[n];
+      T[n] = (m > c ? m : c) * (1 + 0.02 * (2 * xt_rand_uniform(&s) - 1));
+      if (gs[i] == 1 && (ns[j] == 1 || ns[j] == 8 || ns[j] == 32)) {
+        T[n] *= 5.0; /* the outliers */
+        bad[nbad++] = n;
+      }
+      n++;
+    }
+  xs_expert_profile p = XS_EXPERT_PROFILE_INITIALIZER;
+  xs_profile_fit_info fi;
+  unsigned char out[72];
+  XT_CHECK(xs_expert_profile_fit_robust(&p, &fi, out, G, N, T, n) == XS_OK);
+  XT_EQ_INT(fi.n_samples, 72);
+  XT_EQ_INT(fi.n_outliers, 3);
+  for (int k = 0; k < nbad; k++)
+    XT_EQ_INT(out[bad[k]], 1);
+  XT_NEAR(p.b_us, truth[1], 0.03);
+  XT_NEAR(p.beta_us, truth[3], 0.03);
+  XT_NEAR(p.a_us + p.b_us, truth[0] + truth[1], 0.03);
+  XT_CHECK(fi.rms_rel < 0.02);    /* the kept samples fit to their noise */
+  XT_CHECK(fi.rms_rel_all > 0.1); /* the outliers stay 5x off the fitted curve (-80% each) */
+  /* the fit with the outliers equals (within 1%) the fit of the same samples without them */
+  for (int k = 0; k < nbad; k++)
+    T[bad[k]] /= 5.0;
+  xs_expert_profile q = XS_EXPERT_PROFILE_INITIALIZER;
+  XT_CHECK(xs_expert_profile_fit_robust(&q, &fi, NULL, G, N, T, n) == XS_OK);
+  XT_EQ_INT(fi.n_outliers, 0);
+  XT_NEAR(p.b_us, q.b_us, 0.01);
+  XT_NEAR(p.beta_us, q.beta_us, 0.01);
 }
 
 static void test_fit_csv_and_errors(void) {
@@ -113,6 +174,7 @@ static void test_fit_csv_and_errors(void) {
 int main(void) {
   XT_RUN(test_eval_and_defaults);
   XT_RUN(test_fit_recovers);
+  XT_RUN(test_fit_ignores_outliers);
   XT_RUN(test_fit_csv_and_errors);
   return XT_END();
 }
