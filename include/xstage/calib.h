@@ -125,6 +125,8 @@ typedef struct xs_xbench_burst {
   double t_iss_cyc_ns;  /* slowest producer from clock64 cycles (converted with the SM clock) */
   double gap_ns;        /* measured gap before the NEXT burst: next start - this end (sync:
                          * slowest end; free: mean over producers); NaN for the last burst */
+  double t_skew_ns;     /* latest minus earliest producer start of this burst (free mode: how
+                         * far the producers have drifted apart) */
 } xs_xbench_burst;
 
 typedef struct xs_xbench_summary {
@@ -139,6 +141,7 @@ typedef struct xs_xbench_summary {
   double period_ns;        /* mean start-to-start time over the second half (0 if < 3 bursts) */
   double rate_gbps;        /* V / period: bytes/ns sustained over the second half */
   double total_ns;         /* first start to last end */
+  double skew_max_ns;      /* largest start skew between producers over the bursts */
   double fma_iters_per_ns; /* the session's FMA calibration */
   double sm_clock_ghz;     /* clock64 cycles per globaltimer ns, measured in this run */
   double timer_res_ns;     /* smallest non-zero %globaltimer step seen by the session */
@@ -257,13 +260,16 @@ typedef struct xs_sweep_options {
   { sizeof(xs_sweep_options), XS_CALIB_QUICK, 132, 268435456.0, 0.0, 0.0 }
 
 #define XS_SWEEP_MAX_POINTS 4096
+#define XS_CALIB_REPS_QUICK 3 /* repetitions of every grid configuration (--quick) */
+#define XS_CALIB_REPS_FULL 5  /* (--full) */
 
 /* Plan the probe phases (T0, R, Q) or the grid (GRID and REPEAT) for the profile `centre`
  * (the embedded profile for the probes; a first fit for the grid): for each (K, V) the G
- * values surround the predicted smallest backpressure-free gap G* (xs_plan_min_free_gap):
- * G = 0, several below G*, dense within +-20% of G*, several above. Deterministic. Writes at
- * most cap points into out, sets *n; XS_ERR_EXHAUSTED if cap is too small. The summed est_ns
- * stays within the budget (points are dropped farthest-from-G* first and bursts shortened). */
+ * values surround the predicted settle gap G* (xs_calib_predicted_settle_gap, at least 1 us):
+ * G = 0, a quarter of G*, G* +-50% in steps of 10%, 2 G*, each measured XS_CALIB_REPS_QUICK / _FULL
+ * times. Deterministic. Writes at most cap points into out, sets *n; XS_ERR_EXHAUSTED if cap
+ * is too small. The summed est_ns stays within the budget (bursts shortened, repetitions
+ * dropped, then points farthest from G*, then whole (K, V)). */
 xs_result xs_sweep_plan(xs_sweep_point* out, size_t cap, size_t* n, int grid,
                         const xs_sweep_options* opt, const xs_link_profile* centre);
 
@@ -319,7 +325,7 @@ typedef struct xs_calib_config {
 #define XS_CALIB_CONFIG_INITIALIZER                                                                \
   {                                                                                                \
     sizeof(xs_calib_config), 0, {XS_TARGET_HOST, -1}, XS_CALIB_QUICK, NULL, XS_FLAVOUR_ST,         \
-        XS_GAP_FMA, XS_SYNC_GRID, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                            \
+        XS_GAP_FMA, XS_SYNC_FREE, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                            \
   }
 
 #define XS_CALIB_MAX_PAIRS 32
@@ -328,11 +334,20 @@ typedef struct xs_calib_config {
 typedef struct xs_calib_transition {
   int K;
   double V;         /* bytes */
-  double g_pred_ns; /* xs_calib_predicted_settle_gap of the fitted profile (same criterion) */
+  double g_pred_ns; /* xs_calib_predicted_settle_gap of the fitted profile (continuous) */
   double g_free_ns; /* xs_plan_min_free_gap of the fitted profile (+inf: capacity-bound) */
   double g_meas_ns; /* smallest measured gap whose steady T_iss is within 5% of T0 (NaN: none) */
   double t0_ns;     /* measured T0 of the pair: median first-burst T_iss over its gaps */
-  double rel_err;   /* |pred - meas| / meas (NaN when either is missing) */
+  double rel_err;   /* |g_pred_grid - g_meas| / g_meas (NaN when either is missing) */
+  /* The prediction on the same grid by the same rule: the model's per-burst T_iss of the
+   * same sequences (same gaps, same burst count), the steady value = the median over the
+   * second half, T0 = the model's first burst; the smallest grid gap within 5% (and every
+   * larger one). NaN when no grid gap settles under the model. */
+  double g_pred_grid_ns;
+  double t_ss0_ns; /* measured steady T_iss at the pair's smallest gap */
+  int n_gaps;  /* distinct gaps of the pair on the grid */
+  int in_grid; /* 1: the measured transition lies inside the grid (a smaller gap of the grid
+                * does not settle); only these pairs count toward the "within 10%" target */
 } xs_calib_transition;
 
 typedef struct xs_calib_report {
@@ -350,6 +365,12 @@ typedef struct xs_calib_report {
   xs_calib_transition trans[XS_CALIB_MAX_PAIRS];
   int trans_within_10;  /* pairs predicted within 10% whose transition lies inside the grid
                          * (the smallest measured gap does not already settle) */
+  int trans_in_grid;    /* pairs whose measured transition lies inside the grid */
+  int no_xstage;        /* 1: no pair shows backpressure: at its smallest gap every pair's
+                         * steady T_iss is within 25% of its T0 (timer noise, not a stall);
+                         * the path has no X-Stage at these sizes (HBM) */
+  size_t n_median_rows; /* rows after the per-configuration median over repetitions */
+  int reps;             /* repetitions of each grid configuration */
   double repeat_ss[5];  /* steady T_iss of the 5 repetitions */
   double repeat_spread; /* max/min - 1 */
   int repeat_K;
@@ -357,6 +378,38 @@ typedef struct xs_calib_report {
   double fma_iters_per_ns, timer_res_ns;
   char csv_path[512], profile_path[512], svg_path[512]; /* "" when not written */
 } xs_calib_report;
+
+/* ---------------------------------------------------- analysis of measured rows ----- */
+
+/* Read a calibration CSV (the columns xs_calib_csv_format writes) back into rows. *rows is
+ * malloc'ed (caller frees). Errors name the file, line and column. */
+xs_result xs_calib_csv_read(xs_calib_row** rows, size_t* n, const char* path);
+
+/* Per-configuration medians over repetitions: rows with the same transport, phase, K, V,
+ * gap_nominal_ns and burst_index become one row whose t_iss_ns, t_iss_mean_ns, gap_ns,
+ * t_ret_ns and t_iss_cyc_ns are the medians of the group (rep = the group's size, point =
+ * the first row's). Order: first appearance. *out is malloc'ed (caller frees). */
+xs_result xs_calib_rows_median(xs_calib_row** out, size_t* nout, const xs_calib_row* rows,
+                               size_t n);
+
+/* Transition gaps of every (K, V) of the grid rows (phase "grid") of `med` (per-configuration
+ * medians), measured and predicted by `p` with the same rule (xs_calib_transition). At most
+ * cap pairs; *within10 = pairs inside the grid predicted within 10%, *in_grid = pairs whose
+ * measured transition lies inside the grid. Any of the counts may be NULL. */
+xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* within10,
+                               int* in_grid, const xs_calib_row* med, size_t nmed,
+                               const xs_link_profile* p, double tol);
+
+/* The analysis of xs_calibrate, without a GPU: per-configuration medians of `rows` (all
+ * phases and repetitions of one transport), the fit with a held-out share (xs_model_fit on
+ * the medians), the transitions and the repeatability (phase "repeat"). `profile` keeps its
+ * metadata and gets the fitted numbers. Fills rep->fit, trans, ntrans, trans_within_10,
+ * trans_in_grid, no_xstage, repeat_*, n_median_rows, and R_meas when it is 0 (V over the
+ * median period t_iss + gap of the second half of each phase-"R" sequence, median over K).
+ * med/nmed (may be NULL) receive the median rows (malloc'ed). */
+xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
+                           xs_calib_row** med, size_t* nmed, const xs_calib_row* rows, size_t n,
+                           const char* transport, double holdout_fraction, uint64_t seed);
 
 /* Measure, fit and write (see the top of this file). *profile gets the fitted profile
  * (calibrated = 1, device, transport, flavour, date, method set). report may be NULL.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # calib.sh — issue 3 on the H200, from the repo root, with ./build already built (no rebuild):
 # the xbench GPU test (every byte of every flavour, host + HBM; timestamps; timeout; CSV -> fit),
-# the anchors' xbench configurations (shared/anchors-h200.md), then
-#   xstage calibrate --target host --full   and   --target hbm --quick
+# the anchors' xbench configurations (shared/anchors-h200.md; free and sync side by side), then
+#   xstage calibrate --target host --full, --target host --quick, --target hbm --quick, and a
+#   CPU-only --refit of the host CSV with another held-out draw
 # Everything is logged to "$OUT/calib.log"; the CSV/JSON/SVG of both targets are copied to $OUT
 # (6 files); a summary table is printed last. About 5 minutes at most: every step has its own
 # timeout, and the calibrations have a wall-clock budget.
@@ -42,12 +43,18 @@ step() {
 step "test_sweep (CPU)" 30 build/test_sweep
 step "test_xbench (GPU)" 120 build/test_xbench
 
-# The anchors (shared/anchors-h200.md), each next to the embedded profile's prediction.
+# The anchors (shared/anchors-h200.md), each next to the embedded profile's prediction. xbench
+# runs free by default (one start barrier; the gap is compute, as the model means it); the
+# "sync" runs put a grid barrier in every gap, which waits for the outstanding remote stores
+# (docs/calibration.md, "What a gap must be"): compare their gap_us and T_iss columns.
 X="$BIN xbench"
-step "host st 16x1MB G=0"           15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --check
+step "host st 16x1MB G=0 free"      15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --check
+step "host st 16x1MB G=0 sync"      15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --sync sync
+step "host st 16x1MB G=10us free"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48
+step "host st 16x1MB G=10us sync"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --sync sync
 step "host st 16x1MB G=20us"        15 $X --target host --K 16 --V 1MB --G 20us --bursts 32
 step "host st 16x1MB G=20us spin"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --gap-mode spin
-step "host st 16x1MB G=20us free"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --sync free
+step "host st 132x1MB G=15us"       15 $X --target host --K 132 --V 1MB --G 15us --bursts 48
 step "host st 16x1MB G=20us flag"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --flag --check
 step "host st 32x4MB from idle"     15 $X --target host --K 32 --V 4MB --G 200us --bursts 4
 step "host relaxed 32x4MB"          15 $X --target host --K 32 --V 4MB --G 200us --bursts 4 --flavour relaxed
@@ -58,9 +65,17 @@ step "host tma 132x28.9MB"          20 $X --target host --K 132 --V 30277632 --G
 step "hbm st 16x1MB G=0"            15 $X --target hbm --K 16 --V 1MB --G 0 --bursts 32 --profile h200-hbm
 step "hbm tma 132x28.9MB"           15 $X --target hbm --K 132 --V 30277632 --G 20us --bursts 4 --flavour tma --profile h200-hbm --check
 
-# The calibrations: host in full (>= 300 grid points), HBM quick.
+# The calibrations (free-running producers, FMA gaps, every grid configuration repeated, fit
+# and errors on the per-configuration medians): host in full, the quick host calibration that
+# `xstage run` uses (must end within 60 s), HBM quick; then the host CSV analysed again with
+# another held-out draw (CPU only: how much the errors depend on the draw).
 step "calibrate host --full"        330 $BIN calibrate --target host --full -o "$OUT/calib" --budget-s 200
+mkdir -p "$OUT/calibq"
+step "calibrate host --quick"       90 $BIN calibrate --target host --quick -o "$OUT/calibq"
 step "calibrate hbm --quick"        100 $BIN calibrate --target hbm --quick -o "$OUT/calib" --budget-s 50 --no-memcpy
+[ -f "$OUT/calib/xstage-host.csv" ] &&
+  step "refit host (seed 7)"        60 $BIN calibrate --refit "$OUT/calib/xstage-host.csv" --seed 7
+rm -rf "$OUT/calibq"
 
 # At most 6 files besides the log, at the top level of $OUT.
 for f in xstage-host.csv profile-host.json calibration-host.svg xstage-hbm.csv profile-hbm.json \
@@ -76,10 +91,11 @@ rm -rf "$OUT/calib"
   echo "--- tests"
   grep -E 'passed, .* failed|SKIPPED|^  FAIL' "$LOG" | head -12
   echo "--- xbench: steady state and prediction (anchors: 16x1MB G=0 settles near 20-28 us, G=20us ~1.2 us;"
+  echo "    free vs sync: the sync gap_us at G=0 is the barrier waiting for the drain)"
   echo "    32x4MB from idle: mean CTA ~35 us, last ~67 us; TMA 132x28.9MB: issue ~0.3 us, source free ~564 us)"
   grep -E '^# xbench:|^steady state|^predicted|^check:' "$LOG" | sed 's/^/  /'
   echo "--- calibration (per target: R vs cudaMemcpy, held-out medians/p90, transitions, repeatability)"
-  grep -E '^# xstage calibrate:|^R \(sustained|^Q knee|^fitted:|^held-out|^fitted rows|^pairs predicted|^repeatability|^ +[0-9]+ +[0-9.]+ (KiB|MiB)' "$LOG" | sed 's/^/  /'
+  grep -E '^# xstage calibrate:|^sequences|^R \(sustained|^Q knee|^fitted:|^fit and errors|^held-out|^fitted rows|^pairs|^no X-Stage|^repeatability|^ +[0-9]+ +[0-9.]+ (KiB|MiB)' "$LOG" | sed 's/^/  /'
   echo "--- files"
   ls -la "$OUT" | grep -vE ' \.\.?$'
 } | tee -a "$LOG"

@@ -18,7 +18,7 @@ static cli_opt g_opts[] = {
     {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
     {"flag", NULL, "end each producer's burst with a release flag (red.release.sys.add)", NULL},
     {"gap-mode", "M", "fma | spin (default fma)", NULL},
-    {"sync", "M", "sync | free (default sync)", NULL},
+    {"sync", "M", "free | sync (default free: one start barrier; sync: a grid barrier before every burst)", NULL},
     {"device", "N", "CUDA device (default 0)", NULL},
     {"check", NULL, "poison the target before and verify every byte after", NULL},
     {"timeout-ms", "MS", "bound on every device spin (default 2000)", NULL},
@@ -73,6 +73,7 @@ static void print_json(const xs_xbench_config* c, const xs_xbench_summary* s,
     NUM("t_iss_ns", b[i].t_iss_ns), xsi_sb_puts(&sb, ", ");
     NUM("t_iss_mean_ns", b[i].t_iss_mean_ns), xsi_sb_puts(&sb, ", ");
     NUM("t_ret_ns", b[i].t_ret_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_skew_ns", b[i].t_skew_ns), xsi_sb_puts(&sb, ", ");
     NUM("t_iss_cyc_ns", b[i].t_iss_cyc_ns), xsi_sb_puts(&sb, ", ");
     NUM("gap_ns", b[i].gap_ns), xsi_sb_puts(&sb, ", ");
     NUM("pred_fluid_ns", pred ? pred[i].t_iss_ns : NAN), xsi_sb_puts(&sb, ", ");
@@ -102,7 +103,7 @@ int cmd_xbench(int argc, char** argv) {
   if ((res = xs_target_parse(&cfg.target, cli_get_str(&c, "target", "host"))) != XS_OK ||
       (res = xs_flavour_parse(&cfg.flavour, cli_get_str(&c, "flavour", "st"))) != XS_OK ||
       (res = xs_gap_mode_parse(&cfg.gap_mode, cli_get_str(&c, "gap-mode", "fma"))) != XS_OK ||
-      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "sync"))) != XS_OK)
+      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "free"))) != XS_OK)
     return cli_error(&c, "%s", xs_last_error());
   cfg.K = (int)K, cfg.V = V, cfg.gap_ns = G, cfg.bursts = (int)nb, cfg.device = (int)dev;
   cfg.flag = cli_flag(&c, "flag");
@@ -167,11 +168,16 @@ int cmd_xbench(int argc, char** argv) {
     printf(
         "# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms\n",
         s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
-    printf("%6s %12s %12s %12s %12s %12s %12s %12s\n", "burst", "start_us", "T_iss_us", "mean_us",
-           "ret_us", "gap_us", "fluid_us", "fluid_mean");
+    if (cfg.sync_mode == XS_SYNC_GRID)
+      printf("# sync mode: the grid barrier before each burst is in the measured gap, and it waits "
+             "behind the producers' outstanding remote stores (a stall, not compute); the model's "
+             "gap is compute: compare with the model in free mode (docs/calibration.md)\n");
+    printf("%6s %12s %12s %12s %12s %12s %12s %12s %12s\n", "burst", "start_us", "T_iss_us",
+           "mean_us", "ret_us", "gap_us", "skew_us", "fluid_us", "fluid_mean");
     for (int i = 0; i < cfg.bursts; i++)
-      printf("%6d %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n", i, b[i].t_start_ns / 1e3,
-             b[i].t_iss_ns / 1e3, b[i].t_iss_mean_ns / 1e3, b[i].t_ret_ns / 1e3, b[i].gap_ns / 1e3,
+      printf("%6d %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n", i,
+             b[i].t_start_ns / 1e3, b[i].t_iss_ns / 1e3, b[i].t_iss_mean_ns / 1e3,
+             b[i].t_ret_ns / 1e3, b[i].gap_ns / 1e3, b[i].t_skew_ns / 1e3,
              have_pred ? pred[i].t_iss_ns / 1e3 : NAN,
              have_pred ? pred[i].t_iss_mean_ns / 1e3 : NAN);
     printf("steady state (median of the second half): T_iss %.3f us (mean producer %.3f us); "

@@ -1,6 +1,7 @@
 /* sweep.c — the calibration sweep planner, the measurement CSV writer and the pure analysis
  * helpers of calibration (knee, measured transition gap), plus the xbench name parsers.
  * Pure C: runs and is tested without a GPU (tests/unit/test_sweep.c). */
+#include "core/csv.h"
 #include "core/fileio.h"
 #include "core/internal.h"
 #include "core/strbuf.h"
@@ -358,21 +359,23 @@ static xs_result plan_probes(plan_ctx* c) {
   return XS_OK;
 }
 
+/* The grid: for each (K, V), G = 0, a quarter of the centre, then +-50% around it in steps of
+ * 10% of the centre, and twice the centre; every gap measured `reps` times (the analysis fits
+ * and evaluates the per-configuration median over repetitions, xs_calib_rows_median). */
 static xs_result plan_grid(plan_ctx* c) {
   const int full = c->opt->level == XS_CALIB_FULL;
-  static const int kq[] = {16, 32, 132}, kf[] = {8, 16, 32, 64, 132};
+  static const int kq[] = {16, 32, 64, 132}, kf[] = {8, 16, 32, 64, 132};
   int ks[8];
-  int nk = full ? k_set(ks, kf, 5, c->opt->sm_count) : k_set(ks, kq, 3, c->opt->sm_count);
-  static const double vq[] = {524288, 1048576, 4194304};
+  int nk = full ? k_set(ks, kf, 5, c->opt->sm_count) : k_set(ks, kq, 4, c->opt->sm_count);
+  static const double vq[] = {262144, 524288, 1048576, 4194304};
   static const double vf[] = {262144, 524288, 1048576, 2097152, 4194304, 8388608};
   const double* vs = full ? vf : vq;
-  int nv = full ? 6 : 3;
-  static const double fq[] = {0, 0.5, 0.8, 0.9, 1.0, 1.1, 1.2, 1.6};
-  static const double ff[] = {0,   0.25, 0.5, 0.7,  0.8, 0.85, 0.9, 0.95,
-                              1.0, 1.05, 1.1, 1.15, 1.2, 1.35, 1.6, 2.2};
-  const double* fs = full ? ff : fq;
-  int nf = full ? 16 : 8;
-  int base_bursts = full ? 32 : 24;
+  int nv = full ? 6 : 4;
+  static const double fs[] = {0,   0.25, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+                              1.1, 1.2,  1.3, 1.4, 1.5, 2.0};
+  const int nf = (int)(sizeof fs / sizeof fs[0]);
+  const int reps = full ? XS_CALIB_REPS_FULL : XS_CALIB_REPS_QUICK;
+  int base_bursts = full ? 48 : 32;
   for (int i = 0; i < nk; i++)
     for (int j = 0; j < nv; j++) {
       if (vs[j] > c->opt->max_V) continue;
@@ -384,7 +387,8 @@ static xs_result plan_grid(plan_ctx* c) {
         XSI_CHECK(xs_fluid_periodic(&st, c->p, (double)ks[i], vs[j], G));
         long need = 2 * st.bursts_to_steady + 4;
         int bursts = need > base_bursts ? (need > 64 ? 64 : (int)need) : base_bursts;
-        XSI_CHECK(add_point(c, XS_PHASE_GRID, ks[i], vs[j], G, bursts, 0, Gc));
+        for (int r = 0; r < reps; r++)
+          XSI_CHECK(add_point(c, XS_PHASE_GRID, ks[i], vs[j], G, bursts, r, Gc));
       }
     }
   /* Repeatability: the anchors' 16 CTAs x 1 MiB back to back, 5 times. */
@@ -413,6 +417,7 @@ static void drop(plan_ctx* c, size_t i) {
 }
 
 /* Keep the plan within the budget: (1) halve the bursts of grid sequences (not below 8);
+ * then drop repetitions of the grid (the highest repetition index first);
  * (2) drop grid points farthest from their centre, keeping G = 0, the centre and at least one
  * point on each side of it; (3) drop whole (K, V) groups, the most expensive first, keeping at
  * least three. Deterministic (ties go to the first point). */
@@ -425,6 +430,15 @@ static void fit_budget(plan_ctx* c, double budget) {
       pt->bursts = pt->bursts / 2 < 8 ? 8 : pt->bursts / 2;
       pt->est_ns = c->overhead + per * pt->bursts;
     }
+  }
+  /* repetitions go before distinct gaps: drop the highest repetition index of the grid */
+  for (int top = 1; sum_est(c) > budget && top > 0;) {
+    top = 0;
+    for (size_t i = 0; i < c->n; i++)
+      if (c->out[i].phase == XS_PHASE_GRID && c->out[i].rep > top) top = c->out[i].rep;
+    if (!top) break;
+    for (size_t i = c->n; i-- > 0;)
+      if (c->out[i].phase == XS_PHASE_GRID && c->out[i].rep == top) drop(c, i);
   }
   while (sum_est(c) > budget) {
     size_t worst = c->n;
@@ -541,4 +555,360 @@ xs_result xs_calib_settle_gap(double* g_meas, const double* g, const double* ss,
     *g_meas = g[i];
   }
   return XS_OK;
+}
+
+/* ------------------------------------------------- reading rows back, medians ----- */
+
+static int cmp_dbl(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorted in place); NaN entries are ignored; NaN if none is finite. */
+static double med_of(double* v, size_t n) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(v[i])) v[m++] = v[i];
+  if (!m) return NAN;
+  qsort(v, m, sizeof *v, cmp_dbl);
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+/* A numeric field that may be "nan" (t_ret_ns, t_iss_cyc_ns of some rows). */
+static xs_result csv_num_or_nan(double* out, const xsi_csv* csv, size_t r, long col,
+                                const char* path) {
+  const char* f = csv->rows[r][col];
+  char* end = NULL;
+  double x = strtod(f, &end);
+  if (!f[0] || !end || *end != '\0')
+    return xsi_set_error(XS_ERR_PARSE, "%s:%d: field '%s': '%.40s' is not a number", path,
+                         csv->row_line[r], csv->header[col], f);
+  *out = x;
+  return XS_OK;
+}
+
+static void copy_field(char* dst, size_t cap, const char* src) {
+  snprintf(dst, cap, "%.*s", (int)(cap - 1), src);
+}
+
+xs_result xs_calib_csv_read(xs_calib_row** rows, size_t* n, const char* path) {
+  XSI_ARG(rows && n && path, "xs_calib_csv_read: NULL argument");
+  *rows = NULL, *n = 0;
+  static const char* const cols[] = {"transport",      "K",        "V_bytes",  "gap_ns",
+                                     "burst_index",    "t_iss_ns", "t_iss_mean_ns",
+                                     "gap_nominal_ns", "t_ret_ns", "t_iss_cyc_ns",
+                                     "flavour",        "mode",     "gap_mode", "phase",
+                                     "point",          "rep"};
+  long c[16];
+  char* text = NULL;
+  size_t len = 0;
+  xsi_csv* csv = NULL;
+  xs_calib_row* out = NULL;
+  xs_result res = XS_OK;
+  XSI_CHECK_GOTO(xsi_read_file(&text, &len, path, 0), res, done);
+  XSI_CHECK_GOTO(xsi_csv_parse(&csv, text, len, path, 10000000), res, done);
+  for (int j = 0; j < 16; j++)
+    XSI_CHECK_GOTO(xsi_csv_require(&c[j], csv, cols[j]), res, done);
+  out = (xs_calib_row*)calloc(csv->nrows ? csv->nrows : 1, sizeof *out);
+  if (!out) XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "%s: %zu rows", path, csv->nrows);
+  for (size_t r = 0; r < csv->nrows; r++) {
+    xs_calib_row* w = &out[r];
+    long long k = 0, b = 0, pt = 0, rp = 0;
+    copy_field(w->transport, sizeof w->transport, csv->rows[r][c[0]]);
+    XSI_CHECK_GOTO(xsi_csv_int(&k, csv, r, c[1], 1, 1 << 20), res, done);
+    XSI_CHECK_GOTO(xsi_csv_number(&w->V, csv, r, c[2]), res, done);
+    XSI_CHECK_GOTO(csv_num_or_nan(&w->gap_ns, csv, r, c[3], path), res, done);
+    XSI_CHECK_GOTO(xsi_csv_int(&b, csv, r, c[4], 0, 1000000000LL), res, done);
+    XSI_CHECK_GOTO(xsi_csv_number(&w->t_iss_ns, csv, r, c[5]), res, done);
+    XSI_CHECK_GOTO(csv_num_or_nan(&w->t_iss_mean_ns, csv, r, c[6], path), res, done);
+    XSI_CHECK_GOTO(csv_num_or_nan(&w->gap_nominal_ns, csv, r, c[7], path), res, done);
+    XSI_CHECK_GOTO(csv_num_or_nan(&w->t_ret_ns, csv, r, c[8], path), res, done);
+    XSI_CHECK_GOTO(csv_num_or_nan(&w->t_iss_cyc_ns, csv, r, c[9], path), res, done);
+    copy_field(w->flavour, sizeof w->flavour, csv->rows[r][c[10]]);
+    copy_field(w->mode, sizeof w->mode, csv->rows[r][c[11]]);
+    copy_field(w->gap_mode, sizeof w->gap_mode, csv->rows[r][c[12]]);
+    copy_field(w->phase, sizeof w->phase, csv->rows[r][c[13]]);
+    XSI_CHECK_GOTO(xsi_csv_int(&pt, csv, r, c[14], -1, 1LL << 40), res, done);
+    XSI_CHECK_GOTO(xsi_csv_int(&rp, csv, r, c[15], -1, 1 << 20), res, done);
+    w->K = (int)k, w->burst_index = (long)b, w->point = (long)pt, w->rep = (int)rp;
+  }
+  *rows = out, *n = csv->nrows;
+  out = NULL;
+done:
+  free(out);
+  xsi_csv_free(csv);
+  free(text);
+  return res;
+}
+
+static int same_cfg(const xs_calib_row* a, const xs_calib_row* b) {
+  return a->K == b->K && a->V == b->V && a->gap_nominal_ns == b->gap_nominal_ns &&
+         !strcmp(a->phase, b->phase) && !strcmp(a->transport, b->transport);
+}
+
+xs_result xs_calib_rows_median(xs_calib_row** out, size_t* nout, const xs_calib_row* rows,
+                               size_t n) {
+  XSI_ARG(out && nout && (rows || n == 0), "xs_calib_rows_median: NULL argument");
+  *out = NULL, *nout = 0;
+  xs_calib_row* o = (xs_calib_row*)calloc(n ? n : 1, sizeof *o);
+  uint8_t* used = (uint8_t*)calloc(n ? n : 1, 1);
+  size_t* grp = (size_t*)malloc((n ? n : 1) * sizeof *grp);
+  double* v = (double*)malloc((n ? n : 1) * sizeof *v);
+  if (!o || !used || !grp || !v) {
+    free(o), free(used), free(grp), free(v);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "calibration medians: %zu rows", n);
+  }
+  /* NOTE: O(n * groups) grouping by a scan from each first row; the rows of one configuration
+   * are contiguous per repetition, so the scan is short in practice. */
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (used[i]) continue;
+    size_t g = 0;
+    for (size_t j = i; j < n; j++)
+      if (!used[j] && rows[j].burst_index == rows[i].burst_index && same_cfg(&rows[i], &rows[j]))
+        grp[g++] = j, used[j] = 1;
+    xs_calib_row r = rows[i];
+#define XS_MED_FIELD(f)                                                                            \
+  do {                                                                                             \
+    for (size_t k = 0; k < g; k++)                                                                 \
+      v[k] = rows[grp[k]].f;                                                                       \
+    r.f = med_of(v, g);                                                                            \
+  } while (0)
+    XS_MED_FIELD(t_iss_ns);
+    XS_MED_FIELD(t_iss_mean_ns);
+    XS_MED_FIELD(gap_ns);
+    XS_MED_FIELD(t_ret_ns);
+    XS_MED_FIELD(t_iss_cyc_ns);
+#undef XS_MED_FIELD
+    if (r.t_iss_mean_ns > r.t_iss_ns) r.t_iss_mean_ns = r.t_iss_ns;
+    r.rep = (int)g;
+    o[m++] = r;
+  }
+  free(used), free(grp), free(v);
+  *out = o, *nout = m;
+  return XS_OK;
+}
+
+/* ------------------------------------------------------------- transitions ----- */
+
+typedef struct tr_seq {
+  double gap, first, steady, pss, pfirst;
+  int nb;
+} tr_seq;
+
+static int cmp_seq(const void* a, const void* b) {
+  double x = ((const tr_seq*)a)->gap, y = ((const tr_seq*)b)->gap;
+  return (x > y) - (x < y);
+}
+
+/* The model's counterpart of one measured sequence: nb bursts from idle with gap G between
+ * them; first burst and the median of the second half (the same statistic as the data). */
+static xs_result predict_seq(double* first, double* steady, const xs_link_profile* p, double K,
+                             double V, double G, int nb, xs_burst* bs, xs_burst_result* br) {
+  for (int b = 0; b < nb; b++)
+    bs[b].V = V, bs[b].gap_ns = b ? G : 0.0;
+  XSI_CHECK(xs_fluid_simulate(br, NULL, p, K, bs, (size_t)nb));
+  double v[XS_XBENCH_MAX_BURSTS];
+  int h = nb / 2, m = 0;
+  for (int b = h; b < nb; b++)
+    v[m++] = br[b].t_iss_ns;
+  *first = br[0].t_iss_ns;
+  *steady = med_of(v, (size_t)m);
+  return XS_OK;
+}
+
+xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* within10,
+                               int* in_grid, const xs_calib_row* med, size_t nmed,
+                               const xs_link_profile* p, double tol) {
+  XSI_ARG(out && n && (med || nmed == 0) && p && cap >= 0, "xs_calib_transitions: NULL argument");
+  XSI_CHECK(xs_profile_validate(p));
+  if (!(tol > 0)) tol = 0.05;
+  int nt = 0, w10 = 0, ing = 0;
+  xs_result res = XS_OK;
+  tr_seq seqs[128];
+  double bv[XS_XBENCH_MAX_BURSTS], gs[128], ss[128], f0[128];
+  xs_burst* bs = (xs_burst*)malloc(XS_XBENCH_MAX_BURSTS * sizeof *bs);
+  xs_burst_result* br = (xs_burst_result*)malloc(XS_XBENCH_MAX_BURSTS * sizeof *br);
+  if (!bs || !br) XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "xs_calib_transitions");
+  for (size_t i = 0; i < nmed && nt < cap; i++) {
+    const xs_calib_row* a = &med[i];
+    if (strcmp(a->phase, "grid") != 0) continue;
+    int seen = 0;
+    for (int q = 0; q < nt; q++)
+      seen |= out[q].K == a->K && out[q].V == a->V;
+    if (seen) continue;
+    /* the sequences (distinct nominal gaps) of this (K, V) */
+    int ns = 0;
+    for (size_t j = i; j < nmed && ns < 128; j++) {
+      const xs_calib_row* r = &med[j];
+      if (strcmp(r->phase, "grid") != 0 || r->K != a->K || r->V != a->V || r->burst_index != 0)
+        continue;
+      int nb = 0;
+      for (size_t k = j; k < nmed && k < j + XS_XBENCH_MAX_BURSTS; k++) {
+        const xs_calib_row* x = &med[k];
+        if (x->burst_index == 0 && k > j) break;
+        if (!same_cfg(x, r) || x->burst_index != nb) break;
+        bv[nb++] = x->t_iss_ns;
+      }
+      tr_seq* s = &seqs[ns++];
+      s->gap = r->gap_ns > 0 && isfinite(r->gap_ns) ? r->gap_ns : 0.0;
+      if (nb == 1) s->gap = r->gap_nominal_ns;
+      s->first = bv[0];
+      s->nb = nb;
+      int h = nb / 2;
+      s->steady = med_of(bv + h, (size_t)(nb - h));
+      XSI_CHECK_GOTO(predict_seq(&s->pfirst, &s->pss, p, a->K, a->V, s->gap, nb, bs, br), res,
+                     done);
+    }
+    if (!ns) continue;
+    qsort(seqs, (size_t)ns, sizeof *seqs, cmp_seq);
+    xs_calib_transition* tr = &out[nt++];
+    memset(tr, 0, sizeof *tr);
+    tr->K = a->K, tr->V = a->V, tr->n_gaps = ns;
+    for (int k = 0; k < ns; k++)
+      gs[k] = seqs[k].gap, f0[k] = seqs[k].first;
+    tr->t0_ns = med_of(f0, (size_t)ns);
+    tr->g_meas_ns = tr->g_pred_grid_ns = tr->rel_err = NAN;
+    for (int k = 0; k < ns; k++)
+      ss[k] = seqs[k].steady;
+    tr->t_ss0_ns = ss[0];
+    if (tr->t0_ns > 0) xs_calib_settle_gap(&tr->g_meas_ns, gs, ss, (size_t)ns, tr->t0_ns, tol);
+    for (int k = 0; k < ns; k++)
+      ss[k] = seqs[k].pss;
+    if (seqs[0].pfirst > 0)
+      xs_calib_settle_gap(&tr->g_pred_grid_ns, gs, ss, (size_t)ns, seqs[0].pfirst, tol);
+    if (xs_calib_predicted_settle_gap(&tr->g_pred_ns, p, a->K, a->V, tol) != XS_OK)
+      tr->g_pred_ns = NAN;
+    if (xs_plan_min_free_gap(&tr->g_free_ns, p, a->K, a->V) != XS_OK) tr->g_free_ns = NAN;
+    tr->in_grid = isfinite(tr->g_meas_ns) && tr->g_meas_ns > gs[0];
+    if (isfinite(tr->g_meas_ns) && isfinite(tr->g_pred_grid_ns))
+      tr->rel_err =
+          fabs(tr->g_pred_grid_ns - tr->g_meas_ns) / (tr->g_meas_ns > 1.0 ? tr->g_meas_ns : 1.0);
+    ing += tr->in_grid;
+    w10 += tr->in_grid && tr->rel_err <= 0.10;
+  }
+  *n = nt;
+  if (within10) *within10 = w10;
+  if (in_grid) *in_grid = ing;
+done:
+  if (res == XS_OK) xsi_clear_error();
+  free(bs);
+  free(br);
+  return res;
+}
+
+/* --------------------------------------------------------------- the analysis ----- */
+
+/* Steady T_iss (median of the second half) of each sequence of `phase` in raw rows; one value
+ * per sequence (point), in order; at most cap. */
+static size_t seq_steady(double* out, double* V, int* K, size_t cap, const xs_calib_row* rows,
+                         size_t n, const char* transport, const char* phase, int period) {
+  size_t m = 0;
+  double v[XS_XBENCH_MAX_BURSTS];
+  for (size_t i = 0; i < n && m < cap;) {
+    const xs_calib_row* a = &rows[i];
+    size_t j = i;
+    int nb = 0;
+    while (j < n && rows[j].point == a->point && nb < XS_XBENCH_MAX_BURSTS) {
+      v[nb++] = period ? rows[j].t_iss_ns + (isfinite(rows[j].gap_ns) ? rows[j].gap_ns : 0)
+                       : rows[j].t_iss_ns;
+      j++;
+    }
+    if (!strcmp(a->phase, phase) && (!transport || !strcmp(a->transport, transport))) {
+      int h = nb / 2;
+      out[m] = med_of(v + h, (size_t)(nb - h));
+      if (V) V[m] = a->V;
+      if (K) K[m] = a->K;
+      m++;
+    }
+    i = j > i ? j : i + 1;
+  }
+  return m;
+}
+
+xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
+                           xs_calib_row** med_out, size_t* nmed_out, const xs_calib_row* rows,
+                           size_t n, const char* transport, double holdout_fraction,
+                           uint64_t seed) {
+  XSI_ARG(profile && rep && (rows || n == 0), "xs_calib_analyse: NULL argument");
+  XSI_ARG(holdout_fraction >= 0 && holdout_fraction <= 0.9,
+          "xs_calib_analyse: holdout_fraction must be in [0, 0.9] (got %g)", holdout_fraction);
+  xs_result res = XS_OK;
+  xs_calib_row* med = NULL;
+  size_t nmed = 0;
+  xs_sample* smp = NULL;
+  xs_dataset* ds = NULL;
+  double* tmp = NULL;
+  XSI_CHECK_GOTO(xs_calib_rows_median(&med, &nmed, rows, n), res, done);
+  smp = (xs_sample*)calloc(nmed ? nmed : 1, sizeof *smp);
+  tmp = (double*)malloc((n ? n : 1) * 2 * sizeof *tmp);
+  if (!smp || !tmp) XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "xs_calib_analyse: %zu rows", nmed);
+  size_t ns = 0;
+  for (size_t i = 0; i < nmed; i++) {
+    const xs_calib_row* w = &med[i];
+    if (transport && strcmp(w->transport, transport) != 0) continue;
+    if (!(w->t_iss_ns > 0) || !isfinite(w->V) || w->V <= 0) continue;
+    xs_sample* s = &smp[ns++];
+    snprintf(s->transport, sizeof s->transport, "%s", w->transport);
+    s->K = w->K, s->V = w->V;
+    /* a single burst has no gap; a sequence's gap is the measured one */
+    s->G = isfinite(w->gap_ns) && w->gap_ns > 0 ? w->gap_ns : 0.0;
+    s->burst_index = w->burst_index, s->t_iss_ns = w->t_iss_ns;
+    s->t_iss_mean_ns = w->t_iss_mean_ns > 0 && isfinite(w->t_iss_mean_ns) ? w->t_iss_mean_ns : 0;
+  }
+  rep->n_median_rows = ns;
+  XSI_CHECK_GOTO(xs_dataset_from_samples(&ds, smp, ns), res, done);
+  {
+    xs_fit_options fo = XS_FIT_OPTIONS_INITIALIZER;
+    fo.holdout_fraction = holdout_fraction;
+    fo.seed = seed;
+    fo.transport = transport;
+    XSI_CHECK_GOTO(xs_model_fit(profile, &rep->fit, NULL, ds, &fo), res, done);
+  }
+  XSI_CHECK_GOTO(xs_calib_transitions(rep->trans, XS_CALIB_MAX_PAIRS, &rep->ntrans,
+                                      &rep->trans_within_10, &rep->trans_in_grid, med, nmed,
+                                      profile, 0.05),
+                 res, done);
+  {
+    /* no X-Stage: even at its smallest gap no pair's steady T_iss is far above its T0 (a
+     * stall multiplies it: 16 x 1 MiB back to back on the host path is 13x T0; HBM stays
+     * within +-20%, which is where a 5% settle rule only sees noise) */
+    int flat = 0;
+    for (int q = 0; q < rep->ntrans; q++)
+      flat += rep->trans[q].t0_ns > 0 && rep->trans[q].t_ss0_ns <= 1.25 * rep->trans[q].t0_ns;
+    rep->no_xstage = rep->ntrans > 0 && flat == rep->ntrans;
+  }
+  /* repeatability: the steady T_iss of each "repeat" sequence */
+  {
+    size_t m = seq_steady(tmp, NULL, NULL, 5, rows, n, transport, "repeat", 0);
+    double mn = INFINITY, mx = 0;
+    for (size_t k = 0; k < m; k++) {
+      rep->repeat_ss[k] = tmp[k];
+      mn = tmp[k] < mn ? tmp[k] : mn, mx = tmp[k] > mx ? tmp[k] : mx;
+    }
+    for (size_t i = 0; i < n && m; i++)
+      if (!strcmp(rows[i].phase, "repeat") && (!transport || !strcmp(rows[i].transport, transport))) {
+        rep->repeat_K = rows[i].K, rep->repeat_V = rows[i].V, rep->repeat_G = rows[i].gap_nominal_ns;
+        break;
+      }
+    rep->repeat_spread = m >= 2 && mn > 0 ? mx / mn - 1.0 : NAN;
+  }
+  /* R from the back-to-back sequences when the caller has no better figure */
+  if (!(rep->R_meas > 0)) {
+    size_t m = seq_steady(tmp, tmp + n, NULL, n, rows, n, transport, "R", 1);
+    for (size_t k = 0; k < m; k++)
+      tmp[k] = tmp[k] > 0 ? tmp[n + k] / tmp[k] : NAN;
+    rep->R_meas = m ? med_of(tmp, m) : 0;
+    if (!(rep->R_meas > 0)) rep->R_meas = 0;
+  }
+  if (med_out) {
+    *med_out = med, med = NULL;
+    if (nmed_out) *nmed_out = nmed;
+  }
+done:
+  xs_dataset_destroy(ds);
+  free(smp);
+  free(tmp);
+  free(med);
+  return res;
 }

@@ -170,53 +170,6 @@ done:
   return res;
 }
 
-/* Measured vs predicted transition gap for each (K, V) of the grid. */
-static void analyse_transitions(xs_calib_report* rep, const seq* g, size_t n,
-                                const xs_link_profile* p) {
-  double gs[64], ss[64], f0[64];
-  rep->ntrans = 0, rep->trans_within_10 = 0;
-  for (size_t i = 0; i < n && rep->ntrans < XS_CALIB_MAX_PAIRS; i++) {
-    if (!g[i].ok || g[i].pt.phase != XS_PHASE_GRID) continue;
-    int K = g[i].pt.K, seen = 0;
-    double V = g[i].pt.V;
-    for (int q = 0; q < rep->ntrans; q++)
-      seen |= rep->trans[q].K == K && rep->trans[q].V == g[i].s.V;
-    if (seen) continue;
-    size_t m = 0;
-    for (size_t j = i; j < n && m < 64; j++)
-      if (g[j].ok && g[j].pt.phase == XS_PHASE_GRID && g[j].pt.K == K && g[j].pt.V == V)
-        gs[m] = g[j].s.gap_measured_ns, ss[m] = g[j].s.t_iss_steady_ns,
-        f0[m] = g[j].s.t_iss_first_ns, m++;
-    /* sort by measured gap (insertion sort: m <= 64) */
-    for (size_t a = 1; a < m; a++)
-      for (size_t b = a; b > 0 && gs[b] < gs[b - 1]; b--) {
-        double x = gs[b];
-        gs[b] = gs[b - 1];
-        gs[b - 1] = x;
-        x = ss[b];
-        ss[b] = ss[b - 1];
-        ss[b - 1] = x;
-      }
-    xs_calib_transition* tr = &rep->trans[rep->ntrans++];
-    tr->K = K, tr->V = g[i].s.V;
-    tr->t0_ns = median(f0, m);
-    tr->g_meas_ns = NAN, tr->g_pred_ns = NAN, tr->rel_err = NAN;
-    if (m && tr->t0_ns > 0) xs_calib_settle_gap(&tr->g_meas_ns, gs, ss, m, tr->t0_ns, 0.05);
-    if (xs_calib_predicted_settle_gap(&tr->g_pred_ns, p, (double)K, tr->V, 0.05) != XS_OK)
-      tr->g_pred_ns = NAN;
-    if (xs_plan_min_free_gap(&tr->g_free_ns, p, (double)K, tr->V) != XS_OK) tr->g_free_ns = NAN;
-    /* The measured gap includes the barrier: a prediction below the smallest measured gap
-     * counts as that gap. A pair counts toward the target only when its transition lies
-     * inside the grid (the smallest gap does not already settle). */
-    if (isfinite(tr->g_meas_ns) && isfinite(tr->g_pred_ns)) {
-      double pred = tr->g_pred_ns < gs[0] ? gs[0] : tr->g_pred_ns;
-      tr->rel_err = fabs(pred - tr->g_meas_ns) / (tr->g_meas_ns > 1.0 ? tr->g_meas_ns : 1.0);
-      rep->trans_within_10 += tr->rel_err <= 0.10 && tr->g_meas_ns > gs[0];
-    }
-  }
-  xsi_clear_error();
-}
-
 /* SVG: steady T_iss against the measured gap for up to four (K, V), measured points beside
  * the fluid model's and the closed form's predictions. */
 static xs_result write_svg(const char* path, const seq* g, size_t n, const xs_calib_report* rep,
@@ -297,8 +250,9 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   xs_sweep_point* pts = (xs_sweep_point*)malloc(XS_SWEEP_MAX_POINTS * sizeof *pts);
   seq* pr = (seq*)calloc(XS_SWEEP_MAX_POINTS, sizeof *pr);
   seq* gr = (seq*)calloc(XS_SWEEP_MAX_POINTS, sizeof *gr);
-  uint8_t* hold = NULL;
   xs_dataset* ds = NULL;
+  xs_calib_row *back = NULL, *med = NULL;
+  size_t nback = 0, nmed = 0;
   size_t npr = 0, ngr = 0;
   r.bursts = (xs_xbench_burst*)malloc(XS_XBENCH_MAX_BURSTS * sizeof *r.bursts);
   if (!pts || !pr || !gr || !r.bursts) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "xs_calibrate");
@@ -341,14 +295,16 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   XSI_CHECK_GOTO(xs_sweep_plan(pts, XS_SWEEP_MAX_POINTS, &ngr, 1, &so, &centre), res, fail);
   XSI_CHECK_GOTO(measure(&r, gr, pts, ngr, 0.35, 0.90, "grid"), res, fail);
 
-  /* 3. CSV, dataset (read back from the CSV when written: the round trip is part of the
-   * check), fit with a random held-out share */
+  /* 3. CSV (read back: the round trip is part of the check), then the analysis: medians over
+   * the repetitions of every configuration, the fit with a random held-out share of the
+   * configurations, the transitions on the grid, the repeatability (xs_calib_analyse). */
   if (cfg->out_dir) {
     snprintf(rep.csv_path, sizeof rep.csv_path, "%s/xstage-%s.csv", cfg->out_dir, r.transport);
     XSI_CHECK_GOTO(xs_calib_csv_write(rep.csv_path, r.rows, r.nrows), res, fail);
-    XSI_CHECK_GOTO(xs_dataset_load(&ds, rep.csv_path), res, fail);
-  } else {
-    XSI_CHECK_GOTO(rows_dataset(&ds, &r, NULL), res, fail);
+    XSI_CHECK_GOTO(xs_calib_csv_read(&back, &nback, rep.csv_path), res, fail);
+    if (nback != r.nrows)
+      XSI_FAIL(res, XS_ERR_INTERNAL, fail, "%s: %zu rows read back, %zu written", rep.csv_path,
+               nback, r.nrows);
   }
   progress(&r, "fitting the model", 0.92);
   *profile = guess;
@@ -363,30 +319,19 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   }
   snprintf(profile->method, sizeof profile->method, "%.159s",
            cfg->method ? cfg->method : "xs_calibrate (xstage calibrate)");
-  hold = (uint8_t*)calloc(xs_dataset_size(ds) + 1, 1);
-  if (!hold) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "xs_calibrate: held-out mask");
-  {
-    xs_fit_options fo = XS_FIT_OPTIONS_INITIALIZER;
-    fo.holdout_fraction = cfg->holdout_fraction;
-    fo.seed = cfg->seed;
-    fo.transport = r.transport;
-    XSI_CHECK_GOTO(xs_model_fit(profile, &rep.fit, hold, ds, &fo), res, fail);
+  rep.reps = cfg->level == XS_CALIB_FULL ? XS_CALIB_REPS_FULL : XS_CALIB_REPS_QUICK;
+  XSI_CHECK_GOTO(xs_calib_analyse(profile, &rep, &med, &nmed, back ? back : r.rows,
+                                  back ? nback : r.nrows, r.transport, cfg->holdout_fraction,
+                                  cfg->seed),
+                 res, fail);
+  if (cfg->out_dir) {
+    /* the medians the model was fitted to and evaluated on, read back as a dataset */
+    char mpath[600];
+    snprintf(mpath, sizeof mpath, "%s/xstage-%s-median.csv", cfg->out_dir, r.transport);
+    XSI_CHECK_GOTO(xs_calib_csv_write(mpath, med, nmed), res, fail);
+    XSI_CHECK_GOTO(xs_dataset_load(&ds, mpath), res, fail);
   }
 
-  /* 4. transitions, repeatability */
-  analyse_transitions(&rep, gr, ngr, profile);
-  {
-    double mn = INFINITY, mx = 0;
-    int k = 0;
-    for (size_t i = 0; i < ngr; i++)
-      if (gr[i].ok && gr[i].pt.phase == XS_PHASE_REPEAT && k < 5) {
-        double v = gr[i].s.t_iss_steady_ns;
-        rep.repeat_ss[k++] = v;
-        mn = v < mn ? v : mn, mx = v > mx ? v : mx;
-        rep.repeat_K = gr[i].pt.K, rep.repeat_V = gr[i].s.V, rep.repeat_G = gr[i].pt.G;
-      }
-    rep.repeat_spread = k >= 2 && mn > 0 ? mx / mn - 1.0 : NAN;
-  }
   rep.R_vs_memcpy =
       cfg->target.kind != XS_TARGET_HBM && rep.memcpy_d2h > 0 ? rep.R_meas / rep.memcpy_d2h : 0;
 
@@ -413,7 +358,8 @@ fail:
     *report = rep;
   }
   xs_dataset_destroy(ds);
-  free(hold);
+  free(back);
+  free(med);
   xs_xbench_destroy(r.bench);
   free(r.rows);
   free(r.bursts);

@@ -25,6 +25,7 @@ struct xs_xbench {
   cudaStream_t stream;
   cudaEvent_t ev0, ev1;
   double fma_per_ns; /* FMA loop iterations per ns */
+  double clk_ghz;    /* SM clock from the last run long enough to measure it (0: none yet) */
   double timer_res_ns;
   uint32_t runs; /* tags differ from run to run */
 };
@@ -190,7 +191,7 @@ static int cmp_double(const void* a, const void* b) {
 
 /* Reduce the raw stamps (host copy) to per-burst results and the summary. */
 static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_stamp* st,
-                   const xs_xbench_config* cfg) {
+                   const xs_xbench_config* cfg, double* session_clk) {
   const int K = cfg->K, nb = cfg->bursts, sync = cfg->sync_mode == XS_SYNC_GRID;
   double cyc = 0, cyc_ns = 0;
   for (int p = 0; p < K; p++) {
@@ -198,6 +199,13 @@ static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_s
     cyc_ns += (double)(st[(size_t)(nb - 1) * K + p].end_ns - st[p].start_ns);
   }
   s->sm_clock_ghz = cyc_ns > 0 ? cyc / cyc_ns : 0;
+  /* NOTE: the clock is cycles per globaltimer ns over the run; a short run (a single small
+   * burst) spans few timer steps, so below 50 us per producer the session's last good figure
+   * is used instead. */
+  if (cyc_ns >= 50e3 * K && s->sm_clock_ghz > 0)
+    *session_clk = s->sm_clock_ghz;
+  else if (*session_clk > 0)
+    s->sm_clock_ghz = *session_clk;
   uint64_t origin = st[0].start_ns;
   for (int p = 1; p < K; p++)
     if (st[p].start_ns < origin) origin = st[p].start_ns;
@@ -210,6 +218,9 @@ static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_s
       if (r[p].end_ns > end) end = r[p].end_ns;
     }
     double mx = 0, sum = 0, rmx = 0, cmx = 0, csum = 0;
+    uint64_t smax = r[0].start_ns;
+    for (int p = 1; p < K; p++)
+      smax = r[p].start_ns > smax ? r[p].start_ns : smax;
     for (int p = 0; p < K; p++) {
       uint64_t s0 = sync ? start : r[p].start_ns;
       double t = (double)(r[p].end_ns - s0), tr = (double)(r[p].ret_ns - s0);
@@ -223,10 +234,14 @@ static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_s
     o->t_iss_mean_ns = sum / K;
     o->t_ret_ns = rmx;
     o->t_iss_cyc_ns = s->sm_clock_ghz > 0 ? cmx / s->sm_clock_ghz : NAN;
+    o->t_skew_ns = (double)(smax - start);
+    if (o->t_skew_ns > s->skew_max_ns) s->skew_max_ns = o->t_skew_ns;
     /* NOTE: a coarse %globaltimer (steps > 64 ns) cannot resolve T0 of small bursts: the
      * per-producer clock64 durations (converted with the measured SM clock) are used instead.
+     * In free mode every issue time is a producer's own duration, which clock64 measures to
+     * the cycle (32 ns timer steps are 5-7% of a 0.5 us burst), so it is used there too.
      * Issue times are kept positive and the mean no larger than the slowest (CSV contract). */
-    if (s->timer_res_ns > 64.0 && s->sm_clock_ghz > 0) {
+    if ((s->timer_res_ns > 64.0 || !sync) && s->sm_clock_ghz > 0) {
       o->t_iss_ns = cmx / s->sm_clock_ghz;
       o->t_iss_mean_ns = csum / K / s->sm_clock_ghz;
     }
@@ -447,7 +462,7 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
     if (st[i].end_ns == 0 || st[i].start_ns == 0)
       XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: burst %zu of producer %zu has no timestamps",
                i / K, i % K);
-  reduce(bu, &s, st, cfg);
+  reduce(bu, &s, st, cfg, &b->clk_ghz);
   if (cfg->check) res = verify(&s, b, cfg, tag, slot, nslots, per_prod);
   if (bursts) memcpy(bursts, bu, (size_t)nb * sizeof *bu);
   if (stamps) memcpy(stamps, st, nst * sizeof *st);
