@@ -27,5 +27,5 @@ for area in ${AREAS:-world calib tempo gemm attention}; do
   rc=$?
   summary+="== $area: rc=$rc, $(( $(date +%s) - t0 )) s\n$(tail -25 "$OUT/$area.stdout")\n"
 done
-(cd "$OUT" && tar czf results.tgz --exclude=results.tgz . 2>/dev/null && find . -type f ! -name results.tgz -delete && find . -mindepth 1 -type d -empty -delete)
+(cd "$OUT" && { tar czf /tmp/xs_results.tgz . 2>/dev/null; find . -mindepth 1 -delete; mv /tmp/xs_results.tgz results.tgz; })
 printf "%b" "$summary"
