@@ -111,22 +111,38 @@ typedef struct xs_xbench_stamp {
                        * returned, i.e. the source may be reused), flag included */
   uint64_t start_cyc; /* clock64 at start_ns */
   uint64_t end_cyc;   /* clock64 at end_ns */
+  uint64_t gap_end_ns; /* end of the compute gap that follows this burst (before the grid
+                        * barrier in sync mode); 0 after the last burst. gap_end_ns - end_ns is
+                        * the producer's own compute-gap time (FMA loop or spin) */
 } xs_xbench_stamp;
 
-/* One burst, reduced over the producers. */
+/* One burst, reduced over the producers (xs_xbench_reduce). The K producers are one AGGREGATE
+ * issuer whose progress is the slowest producer's (docs/calibration.md, "What T_iss means"):
+ * S_0 = the earliest producer start of burst 0 (right after the start barrier), E_b = the
+ * latest producer end of burst b, M_b = the mean producer end of burst b, G_b = the producers'
+ * mean own compute-gap time before burst b (gap_end_ns - end_ns of burst b-1; G_0 = 0):
+ *   t_iss(0) = E_0 - S_0,  t_iss(b) = E_b - E_{b-1} - G_b;
+ *   t_iss_mean(0) = M_0 - S_0,  t_iss_mean(b) = M_b - M_{b-1} - G_b, within [1 ns, t_iss(b)].
+ * Both modes use these definitions; in sync mode the grid barrier is not compute, so it is
+ * part of t_iss (what a grid-synchronised kernel pays per burst). */
 typedef struct xs_xbench_burst {
-  double t_start_ns;    /* burst start relative to burst 0's start */
-  double t_iss_ns;      /* slowest producer: max(end) - start (sync: common start; free: per
-                         * producer start). From clock64 when %globaltimer is coarser than
-                         * 64 ns; >= 1 ns */
-  double t_iss_mean_ns; /* the mean producer's issue time, in [1 ns, t_iss_ns] */
-  double t_ret_ns;      /* slowest producer's return of control (TMA: the hand-over; st
-                         * flavours: t_iss_ns without the flag) */
-  double t_iss_cyc_ns;  /* slowest producer from clock64 cycles (converted with the SM clock) */
-  double gap_ns;        /* measured gap before the NEXT burst: next start - this end (sync:
-                         * slowest end; free: mean over producers); NaN for the last burst */
+  double t_start_ns;    /* earliest producer start of this burst relative to S_0 */
+  double t_iss_ns;      /* aggregate issue time (above), from %globaltimer; >= 1 ns */
+  double t_iss_mean_ns; /* the mean producer's analogue, in [1 ns, t_iss_ns] */
+  double t_ret_ns;      /* slowest producer's own return of control, ret - own start (TMA:
+                         * the hand-over; st flavours: own issue without the flag) */
+  double t_iss_cyc_ns;  /* slowest producer's own duration from clock64 (= t_own_max_ns when
+                         * the SM clock is known, else NaN) */
+  double gap_ns;        /* measured compute gap before the NEXT burst (G_{b+1}: mean over the
+                         * producers of their own gap); NaN for the last burst */
   double t_skew_ns;     /* latest minus earliest producer start of this burst (free mode: how
                          * far the producers have drifted apart) */
+  double t_own_max_ns;  /* largest own duration (own end - own start) over the producers:
+                         * clock64 converted with the SM clock, else %globaltimer */
+  double t_own_mean_ns; /* mean own duration over the producers */
+  double e_end_ns;      /* E_b - S_0 */
+  double m_end_ns;      /* M_b - S_0 */
+  double gap_before_ns; /* G_b (0 for burst 0) */
 } xs_xbench_burst;
 
 typedef struct xs_xbench_summary {
@@ -138,9 +154,12 @@ typedef struct xs_xbench_summary {
   double t_iss_first_ns;  /* burst 0 (from idle), slowest producer */
   double t_iss_steady_ns; /* median over the second half of the bursts */
   double t_iss_mean_steady_ns;
-  double period_ns;        /* mean start-to-start time over the second half (0 if < 3 bursts) */
-  double rate_gbps;        /* V / period: bytes/ns sustained over the second half */
-  double total_ns;         /* first start to last end */
+  double period_ns;        /* mean E_b - E_{b-1} over the second half (0 if < 3 bursts) */
+  double rate_gbps;        /* sustained issue rate over the second half, gaps excluded:
+                            * (bursts after E_h) x V / (E_last - E_h - their gaps), h = half.
+                            * For G = 0 (drain-bound) sequences the backlog is Q at both ends,
+                            * so this is the drain rate R; it cannot exceed it */
+  double total_ns;         /* E_last - S_0 */
   double skew_max_ns;      /* largest start skew between producers over the bursts */
   double fma_iters_per_ns; /* the session's FMA calibration */
   double sm_clock_ghz;     /* clock64 cycles per globaltimer ns, measured in this run */
@@ -176,6 +195,28 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
 xs_result xs_xbench_run(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
                         xs_xbench_summary* summary, const xs_xbench_config* cfg);
 
+/* The reduction of raw stamps (st: bursts * K entries, burst-major, as xs_xbench_measure
+ * returns them) to per-burst results (out: bursts entries) and the timing fields of *s
+ * (gap_measured_ns, t_iss_first/steady/mean_steady, period, rate, total, skew_max,
+ * sm_clock_ghz; s->V must be set). *session_clk_ghz (may be NULL): the SM clock of an earlier
+ * run, used when this run is shorter than 50 us per producer, updated otherwise. Pure C: the
+ * same function serves xs_xbench_measure and the offline analysis of a stamps CSV. */
+xs_result xs_xbench_reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_stamp* st,
+                           int K, int bursts, double* session_clk_ghz);
+
+/* Raw stamps as CSV, one row per producer and burst: K,V_bytes,gap_nominal_ns,mode,producer,
+ * burst,start_ns,ret_ns,end_ns,gap_end_ns,gap_ns,start_cyc,end_cyc (integers exact; gap_ns =
+ * gap_end_ns - end_ns, "nan" after the last burst). Rows of several runs may be concatenated
+ * (each row names its configuration). xs_xbench_stamps_csv_read reads run `run` (0-based; a
+ * run = consecutive rows of one configuration, burst 0 again starts the next) back: *st
+ * malloc'ed (caller frees), burst-major; cfg->K, bursts, gap_ns and sync_mode set (the rest
+ * untouched), *V (may be NULL) the effective burst bytes, *nruns (may be NULL) the runs in the
+ * file. A run past the last: XS_ERR_INVALID_ARG naming the count. */
+xs_result xs_xbench_stamps_csv_write(const char* path, const xs_xbench_stamp* st,
+                                     const xs_xbench_config* cfg, const xs_xbench_summary* s);
+xs_result xs_xbench_stamps_csv_read(xs_xbench_stamp** st, xs_xbench_config* cfg, double* V,
+                                    int* nruns, const char* path, int run);
+
 /* cudaMemcpy bandwidth between pinned host memory and `device`, bytes each way (0 = 256 MiB),
  * median of reps (0 = 5) timed copies after one warm-up: bytes/ns (= GB/s). */
 xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, size_t bytes,
@@ -185,7 +226,9 @@ xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, si
 
 /* One measured burst as written to the measurement CSV (columns in this order):
  * transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,t_ret_ns,
- * t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep */
+ * t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep,t_own_max_ns,t_own_mean_ns,t_skew_ns,
+ * e_end_ns,m_end_ns,gap_before_ns. The last six are optional when reading (NaN when absent);
+ * e_end_ns, m_end_ns and gap_before_ns recompute t_iss and t_iss_mean offline. */
 typedef struct xs_calib_row {
   char transport[32];
   int K;
@@ -203,6 +246,8 @@ typedef struct xs_calib_row {
   char phase[8]; /* "t0", "R", "Q", "grid", "repeat", "xbench" */
   long point;    /* index of the sequence in the run */
   int rep;       /* repetition of the same configuration */
+  double t_own_max_ns, t_own_mean_ns, t_skew_ns; /* xs_xbench_burst's fields */
+  double e_end_ns, m_end_ns, gap_before_ns;      /* E_b - S_0, M_b - S_0, G_b */
 } xs_calib_row;
 
 /* Append the rows of one measured sequence to *rows (realloc'ed; *n and *cap updated).
@@ -347,7 +392,10 @@ typedef struct xs_calib_transition {
   double t_ss0_ns; /* measured steady T_iss at the pair's smallest gap */
   int n_gaps;  /* distinct gaps of the pair on the grid */
   int in_grid; /* 1: the measured transition lies inside the grid (a smaller gap of the grid
-                * does not settle); only these pairs count toward the "within 10%" target */
+                * does not settle) and the pair is not capacity-bound; only these pairs count
+                * toward the "within 10%" target */
+  int cap_bound; /* 1: V > Q(K) of the profile: the first burst from idle already overflows
+                  * the stage, no backpressure-free gap exists (reported, never a miss) */
 } xs_calib_transition;
 
 typedef struct xs_calib_report {
@@ -365,7 +413,9 @@ typedef struct xs_calib_report {
   xs_calib_transition trans[XS_CALIB_MAX_PAIRS];
   int trans_within_10;  /* pairs predicted within 10% whose transition lies inside the grid
                          * (the smallest measured gap does not already settle) */
-  int trans_in_grid;    /* pairs whose measured transition lies inside the grid */
+  int trans_in_grid;    /* pairs whose measured transition lies inside the grid (not
+                         * capacity-bound) */
+  int trans_cap_bound;  /* pairs excluded as capacity-bound (V > Q(K)) */
   int no_xstage;        /* 1: no pair shows backpressure: at its smallest gap every pair's
                          * steady T_iss is within 25% of its T0 (timer noise, not a stall);
                          * the path has no X-Stage at these sizes (HBM) */

@@ -104,14 +104,19 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
          100 * f->closed_fit.median, 100 * f->closed_fit.p90);
   printf("\ntransition gap: the smallest grid gap whose steady T_iss (median of the second half) "
          "is within 5%% of T0 (the first burst's), and every larger gap too; measured on the "
-         "data, predicted by the fitted model for the same sequences by the same rule\n");
+         "data, predicted by the fitted model for the same sequences by the same rule; inside = "
+         "cap: V > Q(K), the first burst from idle already overflows the stage (no free gap "
+         "exists; reported, not scored)\n");
   printf("%6s %12s %9s %5s %12s %12s %8s %7s %14s %14s\n", "K", "V", "T0_us", "gaps",
          "measured_us", "predicted_us", "error", "inside", "settle_gap_us", "min_free_gap_us");
   for (int i = 0; i < r->ntrans; i++) {
     const xs_calib_transition* t = &r->trans[i];
     printf("%6d %12s %9.2f %5d %12.2f %12.2f %7.1f%% %7s %14.2f %14.2f\n", t->K,
            cli_fmt_bytes(b2, sizeof b2, t->V), t->t0_ns / 1e3, t->n_gaps, t->g_meas_ns / 1e3,
-           t->g_pred_grid_ns / 1e3, 100 * t->rel_err, t->in_grid ? "yes" : "no",
+           t->g_pred_grid_ns / 1e3, 100 * t->rel_err,
+           t->cap_bound ? "cap"
+           : t->in_grid ? "yes"
+                        : "no",
            t->g_pred_ns / 1e3, t->g_free_ns / 1e3);
   }
   if (r->no_xstage)
@@ -119,8 +124,9 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
            "within 25%% of its T0 (no backpressure to locate; a 5%% settle rule only sees timer "
            "noise here); the transition target is defined for the host path\n");
   else
-    printf("pairs whose transition lies inside the grid: %d; predicted within 10%%: %d%s%s\n",
-           r->trans_in_grid, r->trans_within_10, host ? " (target >= 3: " : "",
+    printf("pairs whose transition lies inside the grid: %d; predicted within 10%%: %d; "
+           "capacity-bound (excluded): %d%s%s\n",
+           r->trans_in_grid, r->trans_within_10, r->trans_cap_bound, host ? " (target >= 3: " : "",
            host ? (r->trans_within_10 >= 3 ? "ok)" : "MISSED)") : "");
   printf("\nrepeatability: K=%d V=%s G=%.0f ns, 5 runs, steady T_iss (us):", r->repeat_K,
          cli_fmt_bytes(b1, sizeof b1, r->repeat_V), r->repeat_G);
@@ -165,7 +171,8 @@ static void print_json(const xs_calib_report* r, const xs_link_profile* p) {
     NUM("g_free_ns", t->g_free_ns), xsi_sb_puts(&sb, ", ");
     NUM("g_meas_ns", t->g_meas_ns), xsi_sb_puts(&sb, ", ");
     NUM("g_pred_grid_ns", t->g_pred_grid_ns), xsi_sb_puts(&sb, ", ");
-    xsi_sb_printf(&sb, "\"n_gaps\": %d, \"in_grid\": %d, ", t->n_gaps, t->in_grid);
+    xsi_sb_printf(&sb, "\"n_gaps\": %d, \"in_grid\": %d, \"cap_bound\": %d, ", t->n_gaps,
+                  t->in_grid, t->cap_bound);
     NUM("rel_err", t->rel_err), xsi_sb_puts(&sb, "}");
   }
   xsi_sb_printf(&sb,

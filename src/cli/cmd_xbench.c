@@ -18,13 +18,23 @@ static cli_opt g_opts[] = {
     {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
     {"flag", NULL, "end each producer's burst with a release flag (red.release.sys.add)", NULL},
     {"gap-mode", "M", "fma | spin (default fma)", NULL},
-    {"sync", "M", "free | sync (default free: one start barrier; sync: a grid barrier before every burst)", NULL},
+    {"sync", "M",
+     "free | sync (default free: one start barrier; sync: a grid barrier before every burst)",
+     NULL},
     {"device", "N", "CUDA device (default 0)", NULL},
     {"check", NULL, "poison the target before and verify every byte after", NULL},
     {"timeout-ms", "MS", "bound on every device spin (default 2000)", NULL},
     {"profile", "P", "profile for the prediction: embedded name or JSON file (default h200-host)",
      NULL},
     {"csv", "FILE", "also write the bursts as measurement CSV rows", NULL},
+    {"stamps", "FILE",
+     "also write the raw per-producer per-burst stamps as CSV (producer, burst, start_ns, "
+     "end_ns, gap_ns, ...): the reduction can be redone offline",
+     NULL},
+    {"from-stamps", "FILE",
+     "no GPU: reduce the stamps of a --stamps CSV again (aggregate T_iss, table and prediction)",
+     NULL},
+    {"run", "N", "with --from-stamps: which run of a merged stamps CSV (0-based, default 0)", NULL},
     {"json", NULL, "print JSON instead of a table", NULL},
 };
 
@@ -75,6 +85,11 @@ static void print_json(const xs_xbench_config* c, const xs_xbench_summary* s,
     NUM("t_ret_ns", b[i].t_ret_ns), xsi_sb_puts(&sb, ", ");
     NUM("t_skew_ns", b[i].t_skew_ns), xsi_sb_puts(&sb, ", ");
     NUM("t_iss_cyc_ns", b[i].t_iss_cyc_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_own_max_ns", b[i].t_own_max_ns), xsi_sb_puts(&sb, ", ");
+    NUM("t_own_mean_ns", b[i].t_own_mean_ns), xsi_sb_puts(&sb, ", ");
+    NUM("e_end_ns", b[i].e_end_ns), xsi_sb_puts(&sb, ", ");
+    NUM("m_end_ns", b[i].m_end_ns), xsi_sb_puts(&sb, ", ");
+    NUM("gap_before_ns", b[i].gap_before_ns), xsi_sb_puts(&sb, ", ");
     NUM("gap_ns", b[i].gap_ns), xsi_sb_puts(&sb, ", ");
     NUM("pred_fluid_ns", pred ? pred[i].t_iss_ns : NAN), xsi_sb_puts(&sb, ", ");
     NUM("pred_fluid_mean_ns", pred ? pred[i].t_iss_mean_ns : NAN), xsi_sb_puts(&sb, "}");
@@ -112,9 +127,27 @@ int cmd_xbench(int argc, char** argv) {
   const char* pname = cli_get_str(&c, "profile", "h200-host");
   xs_link_profile prof;
   if ((res = load_profile(&prof, pname)) != XS_OK) return cli_fail(&c, res, "loading the profile");
+  const char* from = cli_flag(&c, "from-stamps") ? cli_get_str(&c, "from-stamps", "") : NULL;
+  xs_xbench_stamp* stamps = NULL;
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.size = sizeof s;
+  if (from) {
+    /* offline: the configuration comes from the file */
+    double run = 0;
+    int nruns = 0;
+    if (cli_get_double(&c, "run", 0, 0, 1e6, &run)) return 2;
+    if (run != floor(run)) return cli_error(&c, "--run takes a whole number");
+    if ((res = xs_xbench_stamps_csv_read(&stamps, &cfg, &s.V, &nruns, from, (int)run)) != XS_OK)
+      return cli_fail(&c, res, "reading the stamps");
+    K = cfg.K, G = cfg.gap_ns, cfg.V = s.V;
+    s.per_producer = s.V / cfg.K, s.gap_nominal_ns = cfg.gap_ns;
+    snprintf(s.device, sizeof s.device, "offline (%d of %d runs in the file)", (int)run + 1, nruns);
+    snprintf(s.transport, sizeof s.transport, "%s", cli_get_str(&c, "target", "host"));
+  }
 
   char gpu[128];
-  if (!cli_have_gpu(gpu, sizeof gpu)) {
+  if (!from && !cli_have_gpu(gpu, sizeof gpu)) {
     fprintf(stderr,
             "xstage xbench: %s: xbench measures on a GPU and none is usable in this "
             "process; 'xstage model predict' predicts without one\n",
@@ -125,11 +158,28 @@ int cmd_xbench(int argc, char** argv) {
   xs_burst_result* pred = (xs_burst_result*)calloc((size_t)cfg.bursts, sizeof *pred);
   xs_burst* seqv = (xs_burst*)calloc((size_t)cfg.bursts, sizeof *seqv);
   if (!b || !pred || !seqv) {
-    free(b), free(pred), free(seqv);
+    free(b), free(pred), free(seqv), free(stamps);
     return cli_fail(&c, XS_ERR_NO_MEMORY, "allocating results");
   }
-  xs_xbench_summary s;
-  res = xs_xbench_run(b, NULL, &s, &cfg);
+  if (from) {
+    res = xs_xbench_reduce(b, &s, stamps, cfg.K, cfg.bursts, NULL);
+    free(stamps);
+    stamps = NULL;
+    if (res != XS_OK) {
+      free(b), free(pred), free(seqv);
+      return cli_fail(&c, res, "reducing the stamps");
+    }
+  } else if (cli_flag(&c, "stamps")) {
+    stamps = (xs_xbench_stamp*)calloc((size_t)cfg.bursts * (size_t)cfg.K, sizeof *stamps);
+    if (!stamps) {
+      free(b), free(pred), free(seqv);
+      return cli_fail(&c, XS_ERR_NO_MEMORY, "allocating the stamps");
+    }
+  }
+  if (!from) res = xs_xbench_run(b, stamps, &s, &cfg);
+  if (res == XS_OK && stamps)
+    res = xs_xbench_stamps_csv_write(cli_get_str(&c, "stamps", ""), stamps, &cfg, &s);
+  free(stamps);
   if (res != XS_OK) {
     free(b), free(pred), free(seqv);
     return cli_fail(&c, res, "measuring");
@@ -169,20 +219,24 @@ int cmd_xbench(int argc, char** argv) {
         "# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms\n",
         s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
     if (cfg.sync_mode == XS_SYNC_GRID)
-      printf("# sync mode: the grid barrier before each burst is in the measured gap, and it waits "
-             "behind the producers' outstanding remote stores (a stall, not compute); the model's "
-             "gap is compute: compare with the model in free mode (docs/calibration.md)\n");
-    printf("%6s %12s %12s %12s %12s %12s %12s %12s %12s\n", "burst", "start_us", "T_iss_us",
-           "mean_us", "ret_us", "gap_us", "skew_us", "fluid_us", "fluid_mean");
+      printf("# sync mode: a grid barrier before each burst; it waits behind the producers' "
+             "outstanding remote stores, so T_iss (period minus the compute gap) includes it: "
+             "what a grid-synchronised fused kernel pays (docs/calibration.md)\n");
+    printf("# T_iss = aggregate issue time: E_b - E_{b-1} - G_b (E_b: last producer end of burst "
+           "b, G_b: mean compute gap before it; burst 0 from the common start); mean_us the same "
+           "with the mean producer end; own_max/own_mean: producers' own durations\n");
+    printf("%6s %11s %11s %11s %11s %11s %11s %11s %11s %11s %11s\n", "burst", "start_us",
+           "T_iss_us", "mean_us", "own_max_us", "own_mean_us", "ret_us", "gap_us", "skew_us",
+           "fluid_us", "fluid_mean");
     for (int i = 0; i < cfg.bursts; i++)
-      printf("%6d %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n", i,
+      printf("%6d %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f %11.3f\n", i,
              b[i].t_start_ns / 1e3, b[i].t_iss_ns / 1e3, b[i].t_iss_mean_ns / 1e3,
-             b[i].t_ret_ns / 1e3, b[i].gap_ns / 1e3, b[i].t_skew_ns / 1e3,
-             have_pred ? pred[i].t_iss_ns / 1e3 : NAN,
+             b[i].t_own_max_ns / 1e3, b[i].t_own_mean_ns / 1e3, b[i].t_ret_ns / 1e3,
+             b[i].gap_ns / 1e3, b[i].t_skew_ns / 1e3, have_pred ? pred[i].t_iss_ns / 1e3 : NAN,
              have_pred ? pred[i].t_iss_mean_ns / 1e3 : NAN);
     printf("steady state (median of the second half): T_iss %.3f us (mean producer %.3f us); "
-           "sustained %.2f GB/s\n",
-           s.t_iss_steady_ns / 1e3, s.t_iss_mean_steady_ns / 1e3, s.rate_gbps);
+           "sustained %.2f GB/s (second half, gaps excluded); max skew %.3f us\n",
+           s.t_iss_steady_ns / 1e3, s.t_iss_mean_steady_ns / 1e3, s.rate_gbps, s.skew_max_ns / 1e3);
     printf("predicted (%s, G = measured gap): fluid steady %.3f us (mean %.3f us, %s), closed "
            "form %.3f us; measured/fluid = %.3f\n",
            pname, st.t_iss_ns / 1e3, st.t_iss_mean_ns / 1e3, xs_regime_name(st.regime),

@@ -27,8 +27,10 @@ static xs_xbench_config base_cfg(xs_target_kind kind, int peer) {
   return c;
 }
 
-/* Timestamps of one run: per producer start <= ret <= end <= next start; in sync mode every
- * producer's start of burst b+1 is after every producer's end of burst b (the barrier). */
+/* Timestamps of one run: per producer start <= ret <= end <= gap end <= next start (the gap
+ * end stamp sits between the compute gap and the next burst; none after the last burst); in
+ * sync mode every producer's start of burst b+1 is after every producer's end of burst b (the
+ * barrier). */
 static void check_stamps(const xs_xbench_stamp* s, const xs_xbench_config* c) {
   int bad = 0;
   for (int b = 0; b < c->bursts; b++)
@@ -36,7 +38,10 @@ static void check_stamps(const xs_xbench_stamp* s, const xs_xbench_config* c) {
       const xs_xbench_stamp* x = &s[(size_t)b * c->K + p];
       bad += !(x->start_ns > 0 && x->start_ns <= x->ret_ns && x->ret_ns <= x->end_ns);
       bad += !(x->end_cyc >= x->start_cyc);
+      if (b + 1 == c->bursts) bad += x->gap_end_ns != 0;
       if (b + 1 < c->bursts) {
+        bad += !(x->end_ns <= x->gap_end_ns);
+        bad += !(x->gap_end_ns <= s[(size_t)(b + 1) * c->K + p].start_ns);
         bad += !(x->end_ns <= s[(size_t)(b + 1) * c->K + p].start_ns);
         if (c->sync_mode == XS_SYNC_GRID)
           for (int q = 0; q < c->K; q++)

@@ -228,6 +228,12 @@ static xs_calib_row make_row(int i) {
   snprintf(r.phase, sizeof r.phase, "%s", i == 5 ? "a,\"b" : "grid");
   r.point = i / 24;
   r.rep = i % 5;
+  r.t_own_max_ns = 2.5 * r.t_iss_ns;
+  r.t_own_mean_ns = 1.0 / 7.0 * (i + 3);
+  r.t_skew_ns = i % 5 ? 123.25 * i : NAN;
+  r.e_end_ns = 1e6 + 1e3 / 3.0 * i;
+  r.m_end_ns = 0.9e6 + 1e3 / 9.0 * i;
+  r.gap_before_ns = i % 24 ? r.gap_ns : 0.0;
   return r;
 }
 
@@ -247,7 +253,7 @@ static void test_csv_roundtrip(void) {
     return;
   }
   XT_EQ_INT(csv->nrows, N);
-  XT_EQ_INT(csv->ncols, 16);
+  XT_EQ_INT(csv->ncols, 22); /* 16 + the aggregate-issue columns */
   static const char* cols[] = {"transport",     "K",
                                "V_bytes",       "gap_ns",
                                "burst_index",   "t_iss_ns",
@@ -283,6 +289,15 @@ static void test_csv_roundtrip(void) {
                  csv->rows[r][ci[13]]);
     XT_CHECK(xsi_csv_int(&k, csv, r, ci[14], 0, 1 << 20) == XS_OK && k == w->point);
     XT_CHECK(xsi_csv_int(&k, csv, r, ci[15], 0, 100) == XS_OK && k == w->rep);
+    /* the extra columns, in order after rep */
+    const double extra[6] = {w->t_own_max_ns, w->t_own_mean_ns, w->t_skew_ns,
+                             w->e_end_ns,     w->m_end_ns,      w->gap_before_ns};
+    for (int c = 0; c < 6; c++) {
+      if (isfinite(extra[c]))
+        XT_CHECK(xsi_csv_number(&x, csv, r, 16 + c) == XS_OK && x == extra[c]);
+      else
+        XT_CHECK(!strcmp(csv->rows[r][16 + c], "nan"));
+    }
   }
   xsi_csv_free(csv);
   free(text);
@@ -607,6 +622,221 @@ static void test_analyse(void) {
            XS_ERR_INVALID_ARG);
 }
 
+/* ------------------------------------------------ aggregate issue time (free mode) ----- */
+
+/* Synthetic per-producer stamps of an aggregate fluid queue with unfair service: the K
+ * producers are one issuer whose burst b takes T[b] (the model's per-burst T_iss, gaps G
+ * between the aggregate bursts); within burst b the producers are served one after the other
+ * in an order rotated by b (producer (b + j) % K is served j-th and ends at A_b + T_b (j+1)/K).
+ * Each producer starts its next burst after its own gap (free mode), so a producer served
+ * first and then last has an own duration of about two bursts: the own-duration definition
+ * overstates the issue time while the aggregate one recovers T[b]. clock64 runs at clk GHz
+ * with a different offset per SM; stamps are integer ns near 1.7e18 (the real magnitude). */
+static void synth_stamps(xs_xbench_stamp* st, const double* T, int K, int nb, double G,
+                         double clk) {
+  const uint64_t origin = 1700000000000000000ull;
+  double A = 0, endp[132];
+  for (int b = 0; b < nb; b++) {
+    for (int j = 0; j < K; j++) {
+      int p = (b + j) % K;
+      double end = A + T[b] * (j + 1) / K;
+      double start = b == 0 ? (double)(p % 4) : endp[p] + G;
+      xs_xbench_stamp* x = &st[(size_t)b * K + p];
+      x->start_ns = origin + (uint64_t)llround(start);
+      x->ret_ns = x->start_ns + 10;
+      x->end_ns = origin + (uint64_t)llround(end);
+      x->start_cyc = 1000000000ull * (uint64_t)p + (uint64_t)llround(start * clk);
+      x->end_cyc = 1000000000ull * (uint64_t)p + (uint64_t)llround(end * clk);
+      if (b > 0) st[(size_t)(b - 1) * K + p].gap_end_ns = x->start_ns;
+      endp[p] = end;
+    }
+    A += T[b] + G;
+  }
+}
+
+static void check_aggregate(int K, double V, double G, int nb) {
+  xs_link_profile p = host_profile();
+  xs_burst bs[64];
+  xs_burst_result br[64];
+  double T[64];
+  xs_xbench_stamp st[64 * 132];
+  xs_xbench_burst out[64];
+  memset(st, 0, sizeof st);
+  for (int b = 0; b < nb; b++)
+    bs[b].V = V, bs[b].gap_ns = b ? G : 0.0;
+  XT_CHECK(xs_fluid_simulate(br, NULL, &p, K, bs, (size_t)nb) == XS_OK);
+  for (int b = 0; b < nb; b++)
+    T[b] = br[b].t_iss_ns;
+  synth_stamps(st, T, K, nb, G, 1.98);
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.V = V;
+  double clk = 0;
+  XT_CHECK(xs_xbench_reduce(out, &s, st, K, nb, &clk) == XS_OK);
+  XT_NEAR(s.sm_clock_ghz, 1.98, 1e-3);
+  const double c = (K + 1.0) / (2.0 * K); /* the mean producer's share of its burst */
+  double own_excess = 0;
+  for (int b = 0; b < nb; b++) {
+    /* stamps are whole ns: a few ns of rounding at most */
+    XT_CHECK_MSG(fabs(out[b].t_iss_ns - T[b]) <= 3.0, "K %d V %.0f G %.0f burst %d: %.1f vs %.1f",
+                 K, V, G, b, out[b].t_iss_ns, T[b]);
+    double tm = b ? c * T[b] + (1 - c) * T[b - 1] : c * T[0];
+    tm = tm < 1 ? 1 : tm > out[b].t_iss_ns ? out[b].t_iss_ns : tm;
+    XT_CHECK_MSG(fabs(out[b].t_iss_mean_ns - tm) <= 3.0, "mean burst %d: %.1f vs %.1f", b,
+                 out[b].t_iss_mean_ns, tm);
+    XT_CHECK(out[b].t_iss_mean_ns <= out[b].t_iss_ns);
+    XT_NEAR(out[b].gap_before_ns, b ? G : 0.0, 1.5);
+    if (b + 1 < nb) XT_NEAR(out[b].gap_ns, G, 1.5);
+    XT_CHECK(out[b].t_own_max_ns >= out[b].t_own_mean_ns);
+    if (b > 0 && out[b].t_own_max_ns - out[b].t_iss_ns > own_excess)
+      own_excess = out[b].t_own_max_ns - out[b].t_iss_ns;
+    XT_NEAR(out[b].t_iss_cyc_ns, out[b].t_own_max_ns, 0);
+  }
+  XT_NEAR(s.gap_measured_ns, G, 1.5);
+  XT_NEAR(s.t_iss_first_ns, T[0], 3.0);
+  XT_CHECK(s.skew_max_ns > 0);
+  /* rotating service: the own-duration definition overstates the slowest producer by about
+   * a burst once the stage back-pressures (run 2's failure); the aggregate one does not */
+  if (T[nb - 1] > 2 * T[0])
+    XT_CHECK_MSG(own_excess > 0.5 * T[nb - 1], "own excess %.0f", own_excess);
+  /* G = 0: the sustained rate of the second half is the drain rate, never above it */
+  if (G == 0) {
+    XT_CHECK_MSG(s.rate_gbps <= p.R * 1.001 && s.rate_gbps >= 0.99 * p.R, "rate %.3f vs R %.3f",
+                 s.rate_gbps, p.R);
+  }
+  /* the raw stamps survive their CSV, and the reduction of the copy is the same */
+  xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+  cfg.K = K, cfg.V = V, cfg.gap_ns = G, cfg.bursts = nb, cfg.sync_mode = XS_SYNC_FREE;
+  char path[80];
+  snprintf(path, sizeof path, "/tmp/xstage-test-stamps-%d.csv", (int)getpid());
+  XT_CHECK(xs_xbench_stamps_csv_write(path, st, &cfg, &s) == XS_OK);
+  xs_xbench_stamp* back = NULL;
+  xs_xbench_config c2 = XS_XBENCH_CONFIG_INITIALIZER;
+  double V2 = 0;
+  int nruns = 0;
+  XT_CHECK(xs_xbench_stamps_csv_read(&back, &c2, &V2, &nruns, path, 0) == XS_OK);
+  XT_CHECK(c2.K == K && c2.bursts == nb && V2 == V && c2.gap_ns == G && nruns == 1 &&
+           c2.sync_mode == XS_SYNC_FREE);
+  if (back) {
+    XT_CHECK(memcmp(back, st, (size_t)K * nb * sizeof *st) == 0);
+    xs_xbench_burst out2[64];
+    xs_xbench_summary s2;
+    memset(&s2, 0, sizeof s2);
+    s2.V = V;
+    XT_CHECK(xs_xbench_reduce(out2, &s2, back, K, nb, NULL) == XS_OK);
+    XT_NEAR(s2.t_iss_steady_ns, s.t_iss_steady_ns, 0);
+  }
+  free(back);
+  unlink(path);
+}
+
+static void test_aggregate_issue(void) {
+  check_aggregate(16, 1048576.0, 0.0, 32);     /* drain-dominated */
+  check_aggregate(16, 1048576.0, 10000.0, 48); /* near the transition */
+  check_aggregate(16, 1048576.0, 40000.0, 16); /* backpressure-free */
+  check_aggregate(132, 1048576.0, 15000.0, 48);
+  check_aggregate(32, 4194304.0, 0.0, 24);
+  /* one producer: aggregate = own duration */
+  xs_xbench_stamp st[4];
+  xs_xbench_burst out[4];
+  xs_xbench_summary s;
+  memset(st, 0, sizeof st);
+  memset(&s, 0, sizeof s);
+  s.V = 65536;
+  for (int b = 0; b < 4; b++) {
+    st[b].start_ns = 5000 + 3000 * (uint64_t)b, st[b].end_ns = st[b].start_ns + 700;
+    st[b].ret_ns = st[b].start_ns + 600;
+    st[b].start_cyc = 2 * st[b].start_ns, st[b].end_cyc = 2 * st[b].end_ns;
+    st[b].gap_end_ns = b < 3 ? st[b].start_ns + 3000 : 0;
+  }
+  XT_CHECK(xs_xbench_reduce(out, &s, st, 1, 4, NULL) == XS_OK);
+  for (int b = 0; b < 4; b++) {
+    XT_NEAR(out[b].t_iss_ns, 700, 1e-9);
+    XT_NEAR(out[b].t_own_max_ns, 700, 1e-9);
+    XT_NEAR(out[b].t_ret_ns, 600, 1e-9);
+  }
+  XT_NEAR(s.gap_measured_ns, 2300, 1e-9);
+  XT_CHECK(xs_xbench_reduce(out, &s, st, 0, 4, NULL) == XS_ERR_INVALID_ARG);
+}
+
+/* Stamps of two runs concatenated as calib.sh merges them (header once): each run reads back
+ * by its index, one past the last is refused with the count. */
+static void test_stamps_merged(void) {
+  static xs_xbench_stamp st1[16 * 8], st2[132 * 6];
+  double T[8];
+  for (int b = 0; b < 8; b++)
+    T[b] = 1000.0 + 2000.0 * b;
+  memset(st1, 0, sizeof st1);
+  memset(st2, 0, sizeof st2);
+  synth_stamps(st1, T, 16, 8, 0.0, 1.98);
+  synth_stamps(st2, T, 132, 6, 15000.0, 1.98);
+  xs_xbench_config c1 = XS_XBENCH_CONFIG_INITIALIZER, c2 = XS_XBENCH_CONFIG_INITIALIZER;
+  c1.K = 16, c1.bursts = 8, c1.gap_ns = 0, c1.sync_mode = XS_SYNC_GRID;
+  c2.K = 132, c2.bursts = 6, c2.gap_ns = 15000, c2.sync_mode = XS_SYNC_FREE;
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.V = 1048576.0;
+  char a[80], b[80], m[80];
+  snprintf(a, sizeof a, "/tmp/xstage-test-st1-%d.csv", (int)getpid());
+  snprintf(b, sizeof b, "/tmp/xstage-test-st2-%d.csv", (int)getpid());
+  snprintf(m, sizeof m, "/tmp/xstage-test-stm-%d.csv", (int)getpid());
+  XT_CHECK(xs_xbench_stamps_csv_write(a, st1, &c1, &s) == XS_OK);
+  XT_CHECK(xs_xbench_stamps_csv_write(b, st2, &c2, &s) == XS_OK);
+  char *ta = NULL, *tb = NULL;
+  size_t la = 0, lb = 0;
+  XT_CHECK(xsi_read_file(&ta, &la, a, 0) == XS_OK && xsi_read_file(&tb, &lb, b, 0) == XS_OK);
+  if (ta && tb) {
+    const char* body = strchr(tb, '\n') + 1;
+    size_t lbody = lb - (size_t)(body - tb);
+    char* all = (char*)malloc(la + lbody + 1);
+    memcpy(all, ta, la);
+    memcpy(all + la, body, lbody);
+    XT_CHECK(xsi_write_file_atomic(m, all, la + lbody) == XS_OK);
+    free(all);
+    xs_xbench_stamp* back = NULL;
+    xs_xbench_config r = XS_XBENCH_CONFIG_INITIALIZER;
+    int nruns = 0;
+    double V = 0;
+    XT_CHECK(xs_xbench_stamps_csv_read(&back, &r, &V, &nruns, m, 1) == XS_OK);
+    XT_EQ_INT(nruns, 2);
+    XT_CHECK(r.K == 132 && r.bursts == 6 && r.gap_ns == 15000 && r.sync_mode == XS_SYNC_FREE);
+    if (back) XT_CHECK(memcmp(back, st2, sizeof st2) == 0);
+    free(back);
+    back = NULL;
+    XT_CHECK(xs_xbench_stamps_csv_read(&back, &r, &V, NULL, m, 0) == XS_OK);
+    XT_CHECK(r.K == 16 && r.bursts == 8 && r.sync_mode == XS_SYNC_GRID);
+    if (back) XT_CHECK(memcmp(back, st1, sizeof st1) == 0);
+    free(back);
+    back = NULL;
+    XT_CHECK(xs_xbench_stamps_csv_read(&back, &r, &V, NULL, m, 2) == XS_ERR_INVALID_ARG);
+    XT_CHECK(strstr(xs_last_error(), "holds 2") != NULL);
+  }
+  free(ta), free(tb);
+  unlink(a), unlink(b), unlink(m);
+}
+
+/* A CSV written before the aggregate columns existed (16 columns) still reads; the new
+ * fields are NaN. */
+static void test_csv_old_columns(void) {
+  const char* text = "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,"
+                     "t_ret_ns,t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep\n"
+                     "host,16,1048576,0,0,1300,900,0,1200,1250,st.global.v4,free,fma,grid,0,0\n";
+  char path[80];
+  snprintf(path, sizeof path, "/tmp/xstage-test-old-%d.csv", (int)getpid());
+  XT_CHECK(xsi_write_file_atomic(path, text, strlen(text)) == XS_OK);
+  xs_calib_row* rows = NULL;
+  size_t n = 0;
+  XT_CHECK(xs_calib_csv_read(&rows, &n, path) == XS_OK);
+  XT_EQ_INT(n, 1);
+  if (rows && n == 1) {
+    XT_NEAR(rows[0].t_iss_ns, 1300, 0);
+    XT_CHECK(isnan(rows[0].t_own_max_ns) && isnan(rows[0].e_end_ns) &&
+             isnan(rows[0].gap_before_ns));
+  }
+  free(rows);
+  unlink(path);
+}
+
 int main(void) {
   XT_RUN(test_names);
   XT_RUN(test_plan_quick);
@@ -621,5 +851,8 @@ int main(void) {
   XT_RUN(test_rows_median);
   XT_RUN(test_transitions_same_rule);
   XT_RUN(test_analyse);
+  XT_RUN(test_aggregate_issue);
+  XT_RUN(test_stamps_merged);
+  XT_RUN(test_csv_old_columns);
   return XT_END();
 }

@@ -1,5 +1,6 @@
 /* xbench.c — xbench sessions: target buffers, one measured configuration, the reduction of the
- * per-producer timestamps to per-burst issue times, the byte checker, cudaMemcpy bandwidth.
+ * per-producer timestamps to per-burst issue times (xs_xbench_reduce, src/model/sweep.c), the
+ * byte checker, cudaMemcpy bandwidth.
  * Host side (C); the kernels are in xbench_kernel.cu. */
 #include "kernels/xbench/xbench_internal.h"
 
@@ -189,104 +190,6 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* Reduce the raw stamps (host copy) to per-burst results and the summary. */
-static void reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_xbench_stamp* st,
-                   const xs_xbench_config* cfg, double* session_clk) {
-  const int K = cfg->K, nb = cfg->bursts, sync = cfg->sync_mode == XS_SYNC_GRID;
-  double cyc = 0, cyc_ns = 0;
-  for (int p = 0; p < K; p++) {
-    cyc += (double)(st[(size_t)(nb - 1) * K + p].end_cyc - st[p].start_cyc);
-    cyc_ns += (double)(st[(size_t)(nb - 1) * K + p].end_ns - st[p].start_ns);
-  }
-  s->sm_clock_ghz = cyc_ns > 0 ? cyc / cyc_ns : 0;
-  /* NOTE: the clock is cycles per globaltimer ns over the run; a short run (a single small
-   * burst) spans few timer steps, so below 50 us per producer the session's last good figure
-   * is used instead. */
-  if (cyc_ns >= 50e3 * K && s->sm_clock_ghz > 0)
-    *session_clk = s->sm_clock_ghz;
-  else if (*session_clk > 0)
-    s->sm_clock_ghz = *session_clk;
-  uint64_t origin = st[0].start_ns;
-  for (int p = 1; p < K; p++)
-    if (st[p].start_ns < origin) origin = st[p].start_ns;
-  double gsum = 0;
-  for (int b = 0; b < nb; b++) {
-    const xs_xbench_stamp* r = st + (size_t)b * K;
-    uint64_t start = r[0].start_ns, end = r[0].end_ns;
-    for (int p = 1; p < K; p++) {
-      if (r[p].start_ns < start) start = r[p].start_ns;
-      if (r[p].end_ns > end) end = r[p].end_ns;
-    }
-    double mx = 0, sum = 0, rmx = 0, cmx = 0, csum = 0;
-    uint64_t smax = r[0].start_ns;
-    for (int p = 1; p < K; p++)
-      smax = r[p].start_ns > smax ? r[p].start_ns : smax;
-    for (int p = 0; p < K; p++) {
-      uint64_t s0 = sync ? start : r[p].start_ns;
-      double t = (double)(r[p].end_ns - s0), tr = (double)(r[p].ret_ns - s0);
-      double tc = (double)(r[p].end_cyc - r[p].start_cyc);
-      mx = t > mx ? t : mx, rmx = tr > rmx ? tr : rmx, cmx = tc > cmx ? tc : cmx;
-      sum += t, csum += tc;
-    }
-    xs_xbench_burst* o = &out[b];
-    o->t_start_ns = (double)(start - origin);
-    o->t_iss_ns = mx;
-    o->t_iss_mean_ns = sum / K;
-    o->t_ret_ns = rmx;
-    o->t_iss_cyc_ns = s->sm_clock_ghz > 0 ? cmx / s->sm_clock_ghz : NAN;
-    o->t_skew_ns = (double)(smax - start);
-    if (o->t_skew_ns > s->skew_max_ns) s->skew_max_ns = o->t_skew_ns;
-    /* NOTE: a coarse %globaltimer (steps > 64 ns) cannot resolve T0 of small bursts: the
-     * per-producer clock64 durations (converted with the measured SM clock) are used instead.
-     * In free mode every issue time is a producer's own duration, which clock64 measures to
-     * the cycle (32 ns timer steps are 5-7% of a 0.5 us burst), so it is used there too.
-     * Issue times are kept positive and the mean no larger than the slowest (CSV contract). */
-    if ((s->timer_res_ns > 64.0 || !sync) && s->sm_clock_ghz > 0) {
-      o->t_iss_ns = cmx / s->sm_clock_ghz;
-      o->t_iss_mean_ns = csum / K / s->sm_clock_ghz;
-    }
-    if (!(o->t_iss_ns >= 1.0)) o->t_iss_ns = 1.0;
-    if (!(o->t_iss_mean_ns >= 1.0)) o->t_iss_mean_ns = 1.0;
-    if (o->t_iss_mean_ns > o->t_iss_ns) o->t_iss_mean_ns = o->t_iss_ns;
-    o->gap_ns = NAN;
-    if (b + 1 < nb) {
-      const xs_xbench_stamp* n = r + K;
-      if (sync) {
-        uint64_t ns = n[0].start_ns;
-        for (int p = 1; p < K; p++)
-          ns = n[p].start_ns < ns ? n[p].start_ns : ns;
-        o->gap_ns = (double)ns - (double)end;
-      } else {
-        double g = 0;
-        for (int p = 0; p < K; p++)
-          g += (double)n[p].start_ns - (double)r[p].end_ns;
-        o->gap_ns = g / K;
-      }
-      gsum += o->gap_ns;
-    }
-    if (b + 1 == nb) s->total_ns = (double)(end - origin);
-  }
-  s->gap_measured_ns = nb > 1 ? gsum / (nb - 1) : 0;
-  s->t_iss_first_ns = out[0].t_iss_ns;
-  int h = nb / 2, m = nb - h;
-  double* tmp = (double*)malloc(2 * (size_t)m * sizeof(double));
-  if (tmp) {
-    for (int i = 0; i < m; i++)
-      tmp[i] = out[h + i].t_iss_ns, tmp[m + i] = out[h + i].t_iss_mean_ns;
-    qsort(tmp, (size_t)m, sizeof(double), cmp_double);
-    qsort(tmp + m, (size_t)m, sizeof(double), cmp_double);
-    s->t_iss_steady_ns = m % 2 ? tmp[m / 2] : 0.5 * (tmp[m / 2 - 1] + tmp[m / 2]);
-    s->t_iss_mean_steady_ns = m % 2 ? tmp[m + m / 2] : 0.5 * (tmp[m + m / 2 - 1] + tmp[m + m / 2]);
-    free(tmp);
-  } else {
-    s->t_iss_steady_ns = out[nb - 1].t_iss_ns, s->t_iss_mean_steady_ns = out[nb - 1].t_iss_mean_ns;
-  }
-  if (nb >= 3 && nb - 1 > h) {
-    s->period_ns = (out[nb - 1].t_start_ns - out[h].t_start_ns) / (nb - 1 - h);
-    s->rate_gbps = s->period_ns > 0 ? s->V / s->period_ns : 0;
-  }
-}
-
 /* Verify every byte the producers claim (host view of the target), and the flags. */
 static xs_result verify(xs_xbench_summary* s, xs_xbench* b, const xs_xbench_config* cfg,
                         uint32_t tag, uint64_t slot, uint32_t nslots, uint32_t per_prod) {
@@ -462,7 +365,7 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
     if (st[i].end_ns == 0 || st[i].start_ns == 0)
       XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: burst %zu of producer %zu has no timestamps",
                i / K, i % K);
-  reduce(bu, &s, st, cfg, &b->clk_ghz);
+  XSI_CHECK_GOTO(xs_xbench_reduce(bu, &s, st, K, nb, &b->clk_ghz), res, fail);
   if (cfg->check) res = verify(&s, b, cfg, tag, slot, nslots, per_prod);
   if (bursts) memcpy(bursts, bu, (size_t)nb * sizeof *bu);
   if (stamps) memcpy(stamps, st, nst * sizeof *st);

@@ -2,8 +2,9 @@
  *
  *   xbench_burst_kernel   K producer CTAs x 256 threads; per burst: [grid barrier] -> issue
  *                         V/K bytes (one of four store flavours) [-> flag] -> stamps -> gap
- *                         (FMA loop or %globaltimer spin). Launched cooperatively: all K CTAs
- *                         are co-resident, so the barrier cannot deadlock; it is also bounded.
+ *                         (FMA loop or %globaltimer spin) -> gap-end stamp. Launched
+ *                         cooperatively: all K CTAs are co-resident, so the barrier cannot
+ *                         deadlock; it is also bounded.
  *   xbench_touch_kernel   one read per 4 KiB page of the target (warm-up, contents unchanged)
  *   xbench_fma_kernel     the gap's FMA loop alone, device-timed (iterations per ns)
  *   xbench_timer_kernel   smallest %globaltimer step
@@ -113,7 +114,7 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
     xs_fence_proxy_async_smem();
   }
   for (int b = tid; b < XB_SMEM_STAMPS; b += XB_THREADS)
-    s_stamps[b] = xs_xbench_stamp{0, 0, 0, 0, 0};
+    s_stamps[b] = xs_xbench_stamp{0, 0, 0, 0, 0, 0};
   float acc = 0.f;
   const uint32_t n16 = p.per_prod / 16;
 
@@ -187,6 +188,12 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
       }
     }
     __syncthreads(); /* the next burst starts with the whole CTA (free mode has no barrier) */
+    /* the end of the compute gap (before the sync-mode barrier): gap_end - end is pure
+     * compute, the G_b of the aggregate issue time (docs/calibration.md) */
+    if (tid == 0) {
+      xs_xbench_stamp* s = b < XB_SMEM_STAMPS ? &s_stamps[b] : p.stamps + (uint64_t)b * p.K + pid;
+      s->gap_end_ns = xs_globaltimer();
+    }
   }
   if (acc == 1234.5678f) p.sink[tid] = acc; /* never true in practice; keeps the loop */
   /* the stamps kept in shared memory (the bursts that ran; a timeout leaves the rest zero) */
