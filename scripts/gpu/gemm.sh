@@ -2,9 +2,11 @@
 # gemm.sh — issue 5 on the H200, from the repo root, with ./build already built (no rebuild):
 # SASS check (HGMMA present, no local-memory spills in the GEMM kernels), a small smoke run,
 # the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead) and a
-# grouped (MoE) set: the quick set, then the full sweep. The dense bench runs twice: the hook
-# overhead (timed interleaved with the plain epilogue) must hold in both passes. Everything is
-# logged to "$OUT/gemm.log"; a summary is printed last.
+# grouped (MoE) set: the quick set, then the full sweep. The bench times cuBLAS and every version
+# of a case interleaved (rounds of one batch each, ratios = medians of per-round ratios), so the
+# card's clock drift under load cancels; the SM clock and power are logged after each bench step.
+# The dense bench runs twice: ratios and the hook overhead must hold in both passes. Everything
+# is logged to "$OUT/gemm.log"; the summary is printed last, the target verdicts at its end.
 # About 150 s at most: every step has its own timeout, the last ones share what is left.
 set -u
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
@@ -28,6 +30,11 @@ step() {
   local dt=$(( $(date +%s) - t0 ))
   [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s (a hang: see the last lines above)" | tee -a "$LOG"
   SUM+="$(printf '%-30s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
+}
+# clocks WHEN: the SM clock, power and temperature now (the bench steps' drift shows here).
+clocks() {
+  echo "--- clocks $1: $(nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu \
+    --format=csv,noheader 2>&1 | head -1)" | tee -a "$LOG"
 }
 # left CAP: seconds left of the 150 s budget, at most CAP, at least 10.
 left() {
@@ -70,10 +77,15 @@ step "smoke 256x256x256" 15 "$BIN" bench gemm --M 256 --N 256 --K 256 --reps 3
 step "smoke 129x136x72" 10 "$BIN" bench gemm --M 129 --N 136 --K 72 --reps 3
 step "test_gemm_sched" 10 build/test_gemm_sched
 step "test_gemm" 45 build/test_gemm
+clocks "before the benches"
 step "bench dense" "$(left 30)" "$BIN" bench gemm
+clocks "after bench dense"
 step "bench grouped quick" "$(left 25)" "$BIN" bench gemm --grouped --quick
-step "bench dense (again)" "$(left 25)" "$BIN" bench gemm
-step "bench grouped full" "$(left 45)" "$BIN" bench gemm --grouped
+clocks "after bench grouped quick"
+step "bench dense (again)" "$(left 30)" "$BIN" bench gemm
+clocks "after bench dense (again)"
+step "bench grouped full" "$(left 75)" "$BIN" bench gemm --grouped
+clocks "after bench grouped full"
 
 {
   echo
@@ -81,8 +93,15 @@ step "bench grouped full" "$(left 45)" "$BIN" bench gemm --grouped
   printf "%b" "$SUM"
   echo "--- test results"
   grep -E 'passed, .* failed|SKIPPED|runs checked|^ *FAIL' "$LOG" | tail -12
-  echo "--- hook overhead"
+  echo "--- clocks"
+  grep -E '^--- clocks' "$LOG"
+  echo "--- hook overhead (dense passes: 8192^3, 4096x28672x8192, 2048x3072x4096, 512x7168x2048)"
   grep -E 'hook overhead' "$LOG" || echo "(none)"
-  echo "--- bench summaries (TFLOP/s; ratio = ours / cuBLAS)"
-  awk '/^# summary/{on=1} on && NF {print} /^=== /{on=0}' "$LOG" | grep -v '^===' || echo "(none)"
+  echo "--- cuBLAS drift over the timed rounds, per case (clock moving while a case is timed)"
+  grep -oE 'drift over the rounds [-+0-9.]+%' "$LOG" | awk '{print $NF}' | tr '\n' ' '
+  echo
+  echo "--- bench summaries (interleaved ratios; TFLOP/s from median times)"
+  awk '/^# summary/{on=1} on && NF {print} /^=== /{on=0}' "$LOG" | grep -v -e '^===' -e '^--- clocks' || echo "(none)"
+  echo "--- targets (issue 5; verdict on AUTO's pick; dense twice: both passes should meet)"
+  awk '/^# summary/{on=1} on && / (met|MISS) /{print} /^=== /{on=0}' "$LOG" || echo "(none)"
 } | tee -a "$LOG"

@@ -1,6 +1,12 @@
 /* bench.cu — the GEMM benchmark (see bench.h): dense shapes against cublasGemmEx, grouped MoE
  * shapes against a loop of cuBLAS calls, cublasGemmStridedBatchedEx (balanced counts) and one
  * dense cuBLAS GEMM of the same total size. Every version is validated before it is timed.
+ *
+ * Timing: all rows of a case (cuBLAS and ours) are timed INTERLEAVED: after a warm-up, each
+ * round runs one batch of every row, in an order rotated by one per round, and a row's ratio
+ * is the median over rounds of (baseline time / row time) in that round. Clock drift of the
+ * card under sustained load (run 2: the same kernel 5-13 % apart when timed a few hundred ms
+ * later) cancels in the per-round ratios; absolute TFLOP/s are from the median time.
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -9,6 +15,8 @@
 #include <string.h>
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 #include "core/internal.h"
 #include "kernels/gemm/bench.h"
@@ -42,7 +50,8 @@ xs_result alloc(bench* b, void** p, size_t bytes) {
   return XS_OK;
 }
 
-/* Median ms of `fn` (one call) over the case's repetitions, after one warm-up call. */
+/* Median ms of `fn` (one call) over `reps` calls (0: ~40 ms worth), after one warm-up call:
+ * for rows timed alone (v1), not interleaved. */
 template <class F> xs_result time_ms(bench* b, F fn, int reps, double* ms) {
   XSI_CHECK(fn());
   XSI_CHECK(cuda_ok(cudaDeviceSynchronize(), "warm-up"));
@@ -73,46 +82,109 @@ template <class F> xs_result time_ms(bench* b, F fn, int reps, double* ms) {
   return XS_OK;
 }
 
-/* Median ms of `fa` and of `fb` timed alternately (a, b, a, b, ...) after one warm-up call of
- * each, so that both see the same clocks and temperature. NOTE: an H200 running large GEMMs is
- * power-limited and its SM clock drifts over seconds; two rows timed one after the other can
- * differ by a few percent with identical kernels (run 1: the map hook came out 5.4% faster
- * than the TMA-store epilogue at 8192^3 and 7% slower at 4096x28672). */
-template <class FA, class FB>
-xs_result time_pair(FA fa, FB fb, int reps, double* ms_a, double* ms_b) {
-  enum { PAIRS = 15 };
-  reps = reps <= 0 || reps > PAIRS ? PAIRS : reps;
-  cudaEvent_t ev[2 * PAIRS + 1] = {};
+/* One row of an interleaved timing: its call and where its figures go. */
+struct timed_fn {
+  std::function<xs_result()> fn;
+  xsg_bench_row* row;
+  int batch;             /* calls per batch (about BATCH_MS of GPU time) */
+  std::vector<double> t; /* per round: ms per call */
+};
+
+constexpr double BATCH_MS = 2.0; /* GPU time of one row's batch in a round */
+/* Untimed rounds before the timed ones, in GPU time: the first case of a process starts from
+ * an idle card (boost clock), later cases find it under load already. */
+constexpr double WARM_FIRST_MS = 500.0, WARM_MS = 100.0;
+bool g_warmed = false;
+constexpr int ROUNDS = 10; /* timed rounds (--reps overrides, 3..20) */
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median over rounds of t_a[r] / t_b[r] (rows timed in the same rounds). */
+double median_ratio(const timed_fn& a, const timed_fn& b) {
+  std::vector<double> r;
+  for (size_t i = 0; i < a.t.size() && i < b.t.size(); i++)
+    if (b.t[i] > 0) r.push_back(a.t[i] / b.t[i]);
+  return median(r);
+}
+
+/* Time every fn of `fns` interleaved over `rounds` rounds (see the file comment). Fills each
+ * fn's per-round times. `drift` (%): the baseline's (fns[0]) median time over the last three
+ * rounds against the first three: how far the clock moved while the rows were timed. */
+xs_result interleave(bench* b, std::vector<timed_fn>& fns, int rounds, double* drift) {
+  const int n = (int)fns.size();
+  *drift = NAN;
+  if (n == 0) return XS_OK;
+  double round_ms = 0;
+  for (timed_fn& f : fns) { /* batch sizing from one timed call after one untimed call */
+    XSI_CHECK(f.fn());
+    XSI_CHECK(cuda_ok(cudaEventRecord(b->ev[0]), "event"));
+    XSI_CHECK(f.fn());
+    XSI_CHECK(cuda_ok(cudaEventRecord(b->ev[1]), "event"));
+    XSI_CHECK(cuda_ok(cudaEventSynchronize(b->ev[1]), "batch sizing"));
+    float est = 0;
+    cudaEventElapsedTime(&est, b->ev[0], b->ev[1]);
+    f.batch = est > 0 ? (int)ceil(BATCH_MS / est) : 64;
+    f.batch = f.batch < 1 ? 1 : f.batch > 64 ? 64 : f.batch;
+    round_ms += f.batch * (est > 0 ? est : BATCH_MS / 64);
+    f.t.clear();
+  }
+  int warm = (int)ceil((g_warmed ? WARM_MS : WARM_FIRST_MS) / (round_ms > 0 ? round_ms : 1.0));
+  warm = warm < 1 ? 1 : warm > 200 ? 200 : warm;
+  g_warmed = true;
+  for (int w = 0; w < warm; w++)
+    for (timed_fn& f : fns)
+      for (int k = 0; k < f.batch; k++)
+        XSI_CHECK(f.fn());
+  std::vector<cudaEvent_t> ev((size_t)(n + 1) * rounds, (cudaEvent_t)NULL);
   xs_result res = XS_OK;
-  for (int i = 0; res == XS_OK && i <= 2 * reps; i++)
+  for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
     res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
-  if (res == XS_OK) res = fa();
-  if (res == XS_OK) res = fb();
-  if (res == XS_OK) res = cuda_ok(cudaDeviceSynchronize(), "warm-up");
-  if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[0]), "event");
-  for (int i = 0; res == XS_OK && i < reps; i++) {
-    res = fa();
-    if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[2 * i + 1]), "event");
-    if (res == XS_OK) res = fb();
-    if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[2 * i + 2]), "event");
-  }
-  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev[2 * reps]), "timed pairs");
-  if (res == XS_OK) {
-    double ta[PAIRS], tb[PAIRS];
-    for (int i = 0; i < reps; i++) {
-      float f = 0, g = 0;
-      cudaEventElapsedTime(&f, ev[2 * i], ev[2 * i + 1]);
-      cudaEventElapsedTime(&g, ev[2 * i + 1], ev[2 * i + 2]);
-      ta[i] = f, tb[i] = g;
+  for (int r = 0; res == XS_OK && r < rounds; r++) {
+    res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1)]), "event");
+    for (int j = 0; res == XS_OK && j < n; j++) {
+      timed_fn& f = fns[(j + r) % n];
+      for (int k = 0; res == XS_OK && k < f.batch; k++)
+        res = f.fn();
+      if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1) + j + 1]), "event");
     }
-    std::sort(ta, ta + reps);
-    std::sort(tb, tb + reps);
-    *ms_a = ta[reps / 2];
-    *ms_b = tb[reps / 2];
   }
-  for (int i = 0; i <= 2 * reps; i++)
-    if (ev[i]) cudaEventDestroy(ev[i]);
-  return res;
+  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "timed rounds");
+  for (int r = 0; res == XS_OK && r < rounds; r++)
+    for (int j = 0; j < n; j++) {
+      timed_fn& f = fns[(j + r) % n];
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ev[(size_t)r * (n + 1) + j], ev[(size_t)r * (n + 1) + j + 1]);
+      f.t.push_back((double)ms / f.batch);
+    }
+  for (cudaEvent_t e : ev)
+    if (e) cudaEventDestroy(e);
+  XSI_CHECK(res);
+  if (rounds >= 6) {
+    std::vector<double> t0(fns[0].t.begin(), fns[0].t.begin() + 3);
+    std::vector<double> t1(fns[0].t.end() - 3, fns[0].t.end());
+    *drift = 100.0 * (median(t1) / median(t0) - 1.0);
+  }
+  return XS_OK;
+}
+
+/* Fill the rows of an interleaved timing: ms = median per-call time, ratio = median per-round
+ * ratio against fns[0] (the cuBLAS baseline), vs_loop against fns[loop] (loop >= 0). */
+void fill_rows(bench* b, const std::vector<timed_fn>& fns, int loop) {
+  for (const timed_fn& f : fns) {
+    f.row->ms = median(f.t);
+    f.row->tflops = f.row->ms > 0 ? b->flops / (f.row->ms * 1e-3) / 1e12 : 0;
+    f.row->ratio = median_ratio(fns[0], f);
+    f.row->vs_loop = loop >= 0 ? median_ratio(fns[loop], f) : NAN;
+  }
+}
+
+int rounds_of(const bench* b) {
+  return b->reps <= 0 ? ROUNDS : b->reps < 3 ? 3 : b->reps;
 }
 
 xsg_bench_row* add_row(bench* b, const char* name) {
@@ -122,20 +194,19 @@ xsg_bench_row* add_row(bench* b, const char* name) {
   snprintf(r->name, sizeof r->name, "%s", name);
   r->rel_err = NAN;
   r->ms = NAN;
+  r->vs_loop = NAN;
+  r->pad_pct = NAN;
   return r;
 }
 
-void finish_row(bench* b, xsg_bench_row* r) {
-  r->tflops = r->ms > 0 ? b->flops / (r->ms * 1e-3) / 1e12 : 0;
-  r->ratio = b->rows[0].tflops > 0 ? r->tflops / b->rows[0].tflops : 0;
-}
-
-/* Validate one of our runs (poison, run, compare) then time it. */
-template <class F>
-void ours(bench* b, const char* name, F run, void* out, const float* ref, const uint8_t* d_state,
-          int64_t rows, int n_out, int reps) {
+/* Validate one of our runs (poison, run, compare); when it passes the checks' plumbing, queue
+ * it in `fns` for the interleaved timing (or, fns == NULL, leave it to the caller). Returns the
+ * row (NULL: the table is full). A row that fails here keeps its status and is not timed. */
+xsg_bench_row* check(bench* b, const char* name, std::function<xs_result()> run, void* out,
+                     const float* ref, const uint8_t* d_state, int64_t rows, int n_out,
+                     std::vector<timed_fn>* fns) {
   xsg_bench_row* r = add_row(b, name);
-  if (!r) return;
+  if (!r) return NULL;
   xsg_check chk;
   xs_result res = xsg_poison(out, rows * n_out);
   if (res == XS_OK) res = run();
@@ -145,10 +216,23 @@ void ours(bench* b, const char* name, F run, void* out, const float* ref, const 
     r->rel_err = chk.rel_err;
     r->wrong = chk.wrong + chk.touched;
   }
-  if (res == XS_OK) res = time_ms(b, run, reps, &r->ms);
   r->status = (int)res;
-  finish_row(b, r);
+  if (res == XS_OK && fns) fns->push_back(timed_fn{run, r, 1, {}});
   cudaGetLastError(); /* a failed row leaves no sticky launch error behind for the next */
+  return r;
+}
+
+/* A row timed on its own after the interleaved rounds (v1, the slow SIMT reference: one of its
+ * calls at 8192^3 takes ~100 ms). Its ratios use the baselines' median times. */
+void time_alone(bench* b, xsg_bench_row* r, const std::function<xs_result()>& run, int reps,
+                const xsg_bench_row* base, const xsg_bench_row* loop) {
+  if (!r || r->status != XS_OK) return;
+  xs_result res = time_ms(b, run, reps, &r->ms);
+  r->status = (int)res;
+  r->tflops = res == XS_OK && r->ms > 0 ? b->flops / (r->ms * 1e-3) / 1e12 : 0;
+  r->ratio = res == XS_OK && r->ms > 0 ? base->ms / r->ms : 0;
+  r->vs_loop = loop && res == XS_OK && r->ms > 0 ? loop->ms / r->ms : NAN;
+  cudaGetLastError();
 }
 
 xs_result blas_gemm(bench* b, const void* A, const void* B, void* C, int rows, int N, int K) {
@@ -161,11 +245,16 @@ xs_result blas_gemm(bench* b, const void* A, const void* B, void* C, int rows, i
              : xsi_set_error(XS_ERR_CUDA, "gemm bench: cublasGemmEx: status %d", (int)st);
 }
 
-template <class F> void baseline(bench* b, const char* name, F run, int reps) {
-  xsg_bench_row* r = add_row(b, name);
-  if (!r) return;
-  r->status = (int)time_ms(b, run, reps, &r->ms);
-  finish_row(b, r);
+/* Run the interleaved rounds and fill the rows; on failure every queued row carries it. */
+xs_result time_all(bench* b, std::vector<timed_fn>& fns, int loop, double* drift) {
+  xs_result res = interleave(b, fns, rounds_of(b), drift);
+  if (res != XS_OK) {
+    for (timed_fn& f : fns)
+      f.row->status = (int)res;
+    return res;
+  }
+  fill_rows(b, fns, loop);
+  return XS_OK;
 }
 
 xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl) {
@@ -184,43 +273,65 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
   XSI_CHECK(xsg_reference(ref, NULL, &a, 0, NULL, NULL, b->blas));
   b->flops = 2.0 * M * N * K;
+  const uint8_t* st = (const uint8_t*)state_d;
 
-  auto blas = [&]() { return blas_gemm(b, A, B, C, M, N, K); };
-  ours(b, "cublas", blas, C, ref, (const uint8_t*)state_d, M, N, b->reps);
+  std::vector<timed_fn> fns; /* fns[0]: cuBLAS, the baseline of every ratio */
+  auto blas = [=]() { return blas_gemm(b, A, B, C, M, N, K); };
+  xsg_bench_row* base = check(b, "cublas", blas, C, ref, st, M, N, &fns);
+  XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
   static const char* names[5] = {"auto", "v1 simt 64x64", "v2 wgmma 128x128", "v3 wgmma 128x256",
                                  "v4 wgmma 128x224"};
+  int plain_at[5] = {-1, -1, -1, -1, -1}, hook_at[5] = {-1, -1, -1, -1, -1}; /* index in fns */
+  xs_gemm_tiling ta;
+  a.version = XS_GEMM_AUTO;
+  XSI_CHECK(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
+  /* v1 is timed alone (after the rounds) unless AUTO falls back to it (odd shapes: small). */
+  const int v1_alone = ta.version != XS_GEMM_V1;
+  xsg_bench_row* v1_row = NULL;
+  std::function<xs_result()> v1_run;
   for (int v = 1; v <= 4; v++) {
-    a.version = (xs_gemm_version)v;
-    auto run = [&]() { return xs_gemm_run(&a, plain, sched, NULL); };
-    /* NOTE: v1 is the correctness path (~tens of TFLOP/s): one timed run on big shapes. */
-    const int reps = (v == 1 && b->flops > 2e11) ? 1 : b->reps;
-    ours(b, names[v], run, C, ref, (const uint8_t*)state_d, M, N, reps);
+    xs_gemm_args av = a;
+    av.version = (xs_gemm_version)v;
+    std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
+    const size_t before = fns.size();
+    xsg_bench_row* r = check(b, names[v], run, C, ref, st, M, N, v == 1 && v1_alone ? NULL : &fns);
+    if (v == 1 && v1_alone) v1_row = r, v1_run = run;
+    if (fns.size() > before) plain_at[v] = (int)before;
   }
+  a.version = XS_GEMM_AUTO;
   {
     /* What the dispatcher picks (the production path): should match the best row above. */
-    xs_gemm_tiling t;
-    a.version = XS_GEMM_AUTO;
-    XSI_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE));
     char name[40];
-    snprintf(name, sizeof name, "auto -> v%d", (int)t.version);
-    auto run = [&]() { return xs_gemm_run(&a, plain, sched, NULL); };
-    ours(b, name, run, C, ref, (const uint8_t*)state_d, M, N, b->reps);
+    snprintf(name, sizeof name, "auto -> v%d", (int)ta.version);
+    xs_gemm_args av = a;
+    check(
+        b, name, [=]() { return xs_gemm_run(&av, plain, sched, NULL); }, C, ref, st, M, N, &fns);
+  }
+  if (b->flops > 1e12 && ta.version != XS_GEMM_V1) {
+    /* Long dense shapes: AUTO's pick with raster bands of 4 and 16 m-blocks beside the default
+     * 8 (the auto row): the L2 footprint of a band's operands, measured for the next round. */
+    for (int sw = 4; sw <= 16; sw *= 4) {
+      xs_gemm_schedule ss = sched;
+      ss.swizzle = sw;
+      char name[40];
+      snprintf(name, sizeof name, "auto -> v%d band %d", (int)ta.version, sw);
+      xs_gemm_args av = a;
+      check(
+          b, name, [=]() { return xs_gemm_run(&av, plain, ss, NULL); }, C, ref, st, M, N, &fns);
+    }
   }
   if (c->hook) {
     /* Hook: the same GEMM storing every tile through a map into another HBM region, for each
-     * Hopper version (and AUTO's pick), timed interleaved with that version's plain epilogue. */
-    xs_gemm_tiling ta;
-    a.version = XS_GEMM_AUTO;
-    XSI_CHECK(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
+     * Hopper version (and v1 when AUTO falls back to it). */
     XSI_CHECK(alloc(b, &C2, (size_t)M * N * 2));
-    double over[5] = {NAN, NAN, NAN, NAN, NAN}; /* interleaved overhead per version, % */
     for (int v = 1; v <= 4; v++) {
       xs_gemm_tiling t;
-      a.version = (xs_gemm_version)v;
+      xs_gemm_args av = a;
+      av.version = (xs_gemm_version)v;
       if (v == 1 && ta.version != XS_GEMM_V1) continue; /* v1: only when AUTO falls back */
-      if (xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
+      if (xs_gemm_tiles(&t, &av, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
       xs_gemm_tile_dst* h_map = (xs_gemm_tile_dst*)malloc(sizeof(xs_gemm_tile_dst) * t.count);
       XSI_ARG(h_map != NULL, "gemm bench: out of host memory");
       void* d_map = NULL;
@@ -236,20 +347,31 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
             "map upload");
       free(h_map);
       XSI_CHECK(res);
-      auto plain_run = [&]() { return xs_gemm_run(&a, plain, sched, NULL); };
       xs_gemm_epilogue hook = plain;
       hook.store = XS_GEMM_STORE_MAP;
       hook.dst_map = (const xs_gemm_tile_dst*)d_map;
       char name[40];
       snprintf(name, sizeof name, "v%d hook (map)", v);
-      auto run = [&]() { return xs_gemm_run(&a, hook, sched, NULL); };
-      ours(b, name, run, C2, ref, (const uint8_t*)state_d, M, N, b->reps);
-      double mp = 0, mh = 0;
-      XSI_CHECK(time_pair(plain_run, run, b->reps, &mp, &mh));
-      over[v] = 100.0 * (mh / mp - 1.0);
+      const size_t before = fns.size();
+      check(
+          b, name, [=]() { return xs_gemm_run(&av, hook, sched, NULL); }, C2, ref, st, M, N, &fns);
+      if (fns.size() > before) hook_at[v] = (int)before;
     }
     xsi_clear_error();
-    int at = snprintf(detail, dl, "hook overhead, interleaved with plain (15 pairs):");
+  }
+  double drift = NAN;
+  XSI_CHECK(time_all(b, fns, -1, &drift));
+  const int reps1 = b->flops > 2e11 ? 1 : b->reps; /* NOTE: v1 is tens of TFLOP/s */
+  time_alone(b, v1_row, v1_run, reps1, base, NULL);
+  int at = snprintf(detail, dl, "%d rounds interleaved; cuBLAS drift over the rounds %+.1f%%",
+                    rounds_of(b), drift);
+  if (c->hook && at > 0 && (size_t)at < dl) {
+    /* Overhead: median over the rounds of hook time / plain time of the same version. */
+    double over[5] = {NAN, NAN, NAN, NAN, NAN};
+    for (int v = 1; v <= 4; v++)
+      if (plain_at[v] >= 0 && hook_at[v] >= 0)
+        over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
+    at += snprintf(detail + at, dl - at, "\n#   hook overhead, interleaved with plain:");
     for (int v = 1; v <= 4 && at > 0 && (size_t)at < dl; v++)
       if (!isnan(over[v])) at += snprintf(detail + at, dl - at, " v%d %+.1f%%", v, over[v]);
     if (at > 0 && (size_t)at < dl)
@@ -344,54 +466,93 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   }
   b->flops = 2.0 * (double)total * N * K;
 
-  /* Baselines (plain GEMMs: cuBLAS has no SiLU*mul epilogue; its output is [rows, N]). */
-  auto dense = [&]() { return blas_gemm(b, Ac, B, Cb, (int)total, N, K); };
-  baseline(b, "cublas dense same size", dense, b->reps);
-  auto loop = [&]() {
-    for (int e = 0; e < E; e++)
-      if (counts[e] > 0)
-        XSI_CHECK(blas_gemm(b, (const uint16_t*)Ac + (int64_t)offsets[e] * K,
-                            (const uint16_t*)B + (int64_t)e * N * K,
-                            (uint16_t*)Cb + (int64_t)offsets[e] * N, counts[e], N, K));
-    return XS_OK;
-  };
-  baseline(b, "cublas loop per expert", loop, b->reps);
+  /* Baselines (plain GEMMs: cuBLAS has no SiLU*mul epilogue; its output is [rows, N]). Not
+   * validated (the reference is of the fused output); fns[0] is the baseline of every ratio,
+   * fns[1] the loop (the "vs loop" ratios). */
+  std::vector<timed_fn> fns;
+  const int tot = (int)total;
+  fns.push_back(timed_fn{[=]() { return blas_gemm(b, Ac, B, Cb, tot, N, K); },
+                         add_row(b, "cublas dense same size"),
+                         1,
+                         {}});
+  fns.push_back(timed_fn{[=]() {
+                           for (int e = 0; e < E; e++)
+                             if (counts[e] > 0)
+                               XSI_CHECK(blas_gemm(b, (const uint16_t*)Ac + (int64_t)offsets[e] * K,
+                                                   (const uint16_t*)B + (int64_t)e * N * K,
+                                                   (uint16_t*)Cb + (int64_t)offsets[e] * N,
+                                                   counts[e], N, K));
+                           return XS_OK;
+                         },
+                         add_row(b, "cublas loop per expert"),
+                         1,
+                         {}});
   if (!c->zipf) {
-    auto batched = [&]() {
-      const float one = 1.0f, zero = 0.0f;
-      cublasStatus_t st = cublasGemmStridedBatchedEx(
-          b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, max_m, K, &one, B, CUDA_R_16BF, K, (long long)N * K,
-          Am, CUDA_R_16BF, K, (long long)max_m * K, &zero, Cb, CUDA_R_16BF, N, (long long)max_m * N,
-          E, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-      return st == CUBLAS_STATUS_SUCCESS
-                 ? XS_OK
-                 : xsi_set_error(XS_ERR_CUDA, "cublasGemmStridedBatchedEx: status %d", (int)st);
-    };
-    baseline(b, "cublas strided batched", batched, b->reps);
+    const int mm = max_m;
+    fns.push_back(timed_fn{
+        [=]() {
+          const float one = 1.0f, zero = 0.0f;
+          cublasStatus_t s = cublasGemmStridedBatchedEx(
+              b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, mm, K, &one, B, CUDA_R_16BF, K,
+              (long long)N * K, Am, CUDA_R_16BF, K, (long long)mm * K, &zero, Cb, CUDA_R_16BF, N,
+              (long long)mm * N, E, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+          return s == CUBLAS_STATUS_SUCCESS
+                     ? XS_OK
+                     : xsi_set_error(XS_ERR_CUDA, "cublasGemmStridedBatchedEx: status %d", (int)s);
+        },
+        add_row(b, "cublas strided batched"),
+        1,
+        {}});
   }
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* names[5] = {"masked auto", "contig v1 simt", "contig v2 128", "contig v3 256",
+  static const char* names[5] = {"auto", "contig v1 simt", "contig v2 128", "contig v3 256",
                                  "contig v4 224"};
+  const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
+  xsg_bench_row* v1_row = NULL;
+  std::function<xs_result()> v1_run;
   for (int v = 1; v <= 4; v++) {
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
-    ac.version = (xs_gemm_version)v;
-    auto run = [&]() { return xs_gemm_run(&ac, epi, sched, NULL); };
-    ours(b, names[v], run, Cc, ref_c, (const uint8_t*)state_c, rows_c, n_out, v == 1 ? 1 : b->reps);
+    xs_gemm_args av = ac;
+    av.version = (xs_gemm_version)v;
+    std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, epi, sched, NULL); };
+    xsg_bench_row* r = check(b, names[v], run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
+    if (v == 1) v1_row = r, v1_run = run;
   }
-  auto masked = [&]() { return xs_gemm_run(&am, epi, sched, NULL); };
-  ours(b, names[0], masked, Cm, ref_m, (const uint8_t*)state_m, rows_m, n_out, b->reps);
+  /* What AUTO picks, per layout (the production paths). */
+  xs_gemm_tiling tc, tm;
+  XSI_CHECK(xs_gemm_tiles(&tc, &ac, epi.act));
+  XSI_CHECK(xs_gemm_tiles(&tm, &am, epi.act));
+  char name[40];
+  snprintf(name, sizeof name, "contig auto -> v%d", (int)tc.version);
+  check(
+      b, name, [=]() { return xs_gemm_run(&ac, epi, sched, NULL); }, Cc, ref_c, sc, rows_c, n_out,
+      &fns);
+  snprintf(name, sizeof name, "masked auto -> v%d", (int)tm.version);
+  check(
+      b, name, [=]() { return xs_gemm_run(&am, epi, sched, NULL); }, Cm, ref_m, sm, rows_m, n_out,
+      &fns);
+  double drift = NAN;
+  res = time_all(b, fns, 1, &drift);
+  if (res == XS_OK) time_alone(b, v1_row, v1_run, 1, &b->rows[0], &b->rows[1]);
+  for (int i = 0; i < b->n; i++)
+    b->rows[i].pad_pct = rows_c ? 100.0 * (rows_c - total) / rows_c : 0.0;
+  const size_t at = strlen(detail);
+  if (at < dl)
+    snprintf(detail + at, dl - at,
+             "\n#   %d rounds interleaved; cuBLAS drift over the rounds %+.1f%%", rounds_of(b),
+             drift);
   free(counts);
   free(offsets);
-  return XS_OK;
+  return res;
 }
 
 } // namespace
 
 extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
                                    size_t detail_len, const xsg_bench_case* c) {
-  XSI_ARG(rows && nrows && c && max_rows >= 8, "gemm bench: bad arguments");
+  XSI_ARG(rows && nrows && c && max_rows >= 10, "gemm bench: bad arguments (max_rows >= 10)");
   XSI_ARG(c->N >= 1 && c->K >= 1 && (c->grouped ? c->experts >= 1 && c->tokens >= 1 : c->M >= 1),
           "gemm bench: bad shape");
   int count = 0;

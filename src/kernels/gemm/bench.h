@@ -1,6 +1,8 @@
 /* bench.h — the GEMM benchmark behind `xstage bench gemm` (internal; plain C). Each case times
  * every kernel version beside cuBLAS in the same run, after validating each against an fp32
- * cuBLAS reference (nccl-tests style: a `wrong` count on every row). Without CUDA every entry
+ * cuBLAS reference (nccl-tests style: a `wrong` count on every row). The rows of a case are
+ * timed interleaved (rounds of one batch per row) so that the card's clock drift cancels in
+ * the ratios (bench.cu). Without CUDA every entry
  * returns XS_ERR_UNSUPPORTED (src/nocuda/gemm.c).
  */
 #ifndef XSTAGE_KERNELS_GEMM_BENCH_H
@@ -20,14 +22,18 @@ typedef struct xsg_bench_case {
   int zipf;    /* grouped: 1 Zipf(s = 1)-skewed counts, 0 balanced */
   int silu;    /* grouped: SiLU*mul epilogue (gate/up projection) */
   int hook;    /* dense: also time the STORE_MAP epilogue into another HBM region */
-  int reps;    /* timed repetitions per row (0: as many as fit in ~40 ms, 3..20) */
+  int reps;    /* interleaved timing rounds (0: 10; else 3..20) */
 } xsg_bench_case;
 
 typedef struct xsg_bench_row {
   char name[40];   /* "cublas", "v2 128x128", "v3 hook", "cublas loop", ... */
-  double ms;       /* median time of one call */
-  double tflops;   /* useful flops (2 * rows * N * K) / time */
-  double ratio;    /* tflops / the case's baseline row (first cuBLAS row) */
+  double ms;       /* median over the rounds of the time of one call */
+  double tflops;   /* useful flops (2 * rows * N * K) / ms */
+  double ratio;    /* speed against the case's first row (cuBLAS): median over the rounds of
+                      baseline time / this row's time in the same round */
+  double vs_loop;  /* grouped: the same against the cuBLAS loop per expert; NAN for dense */
+  double pad_pct;  /* grouped: padding rows of the contiguous layout, % of its rows (the same
+                      on every row of a case); NAN for dense */
   double rel_err;  /* relative Frobenius error vs the fp32 reference; NAN: not checked */
   long long wrong; /* out-of-tolerance or non-finite elements + poison overwritten */
   int status;      /* xs_result; XS_ERR_UNSUPPORTED: this version cannot run the case */

@@ -117,30 +117,31 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     fill_tiling(t, a, silu, XS_GEMM_V1);
     return XS_OK;
   }
-  /* AUTO: the tiling whose busiest CTA computes least: cost = waves x tile columns (all tiles
-   * are 128 rows; per-tile time at a given K grows with the columns).
-   * - v2 vs v3 on a tie: v3 (fewer bytes per flop), except dense problems where v3 runs 8 waves
-   *   or more: v2 there. (Grouped: v3 won every run-1 case; MASKED counts only the buffer.)
-   *   NOTE: run 1 on the H200 (docs/results/gemm-h200.md): at 8192^3 (v3: 16 waves) v2 made 748
-   *   TFLOP/s and v3 733; at 4096x28672x8192 (v3: 28 waves) 745 vs 671 — over many waves v2's
-   *   6-stage ring beat v3's 3 stages — while on the MoE gate/up (v3: 4 waves) v3 won 752-704.
-   *   v3 has 4 stages since (gemm_v2.cu): if run 2 shows v3 >= v2 on the long-K dense shapes,
-   *   this exception goes.
-   * - v4 (224 columns, 4 stages like v3) only when it is at least 10% cheaper than that choice:
-   *   it exists for wave quantization (512x7168: 128 tiles for 132 SMs, where v3 leaves 20 SMs
-   *   idle and v2 runs 1.7 waves), not as a general-purpose tile. */
+  /* AUTO: the tiling whose busiest CTA computes least, per-tile speed included:
+   *   cost(v) = waves(v) x tile columns(v) x weight(v),  waves = ceil(tiles / SMs)
+   * (all tiles are 128 rows; at a given K a tile's time grows with its columns). The weights
+   * are the relative time per tile column at equal waves, measured on the H200 in run 2
+   * (docs/results/gemm-h200.md): v3 100 (128x256, 4 stages), v4 105 (128x224: 8192^3, 17.9 vs
+   * 16 waves, 735 vs 770 TFLOP/s averaged over the two passes), v2 112 (128x128, 6 stages:
+   * 8192^3 683 vs 770 at the same waves x columns). With them the model picks the fastest
+   * measured version on all four dense shapes (v3, v3, v2, v4) and on 43 of the 48 contiguous
+   * grouped cases; on the other 5 it loses 0-1.1 % (within the noise). Ties go to v3, then v4.
+   * NOTE: run 2's rule (least waves x columns, dense ties with >= 8 v3 waves to v2) sent the
+   * long dense shapes to v2, 0.80-0.85 of cuBLAS where v3 made 0.93-1.00; MASKED E=64 T=512
+   * went to v2 too (601 vs 686 TFLOP/s for contig v3). MASKED counts the whole buffer (the
+   * real counts are on the device): for skewed counts that means many waves, where v3 wins. */
+  enum { W2 = 112, W3 = 100, W4 = 105 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
   fill_tiling(&t3, a, silu, XS_GEMM_V3);
   fill_tiling(&t4, a, silu, XS_GEMM_V4);
-  const int64_t w3 = xsg_cdiv(t3.count, dev.sms);
-  const int64_t c2 = (int64_t)xsg_cdiv(t2.count, dev.sms) * t2.tile_n;
-  const int64_t c3 = w3 * t3.tile_n;
-  const int64_t c4 = (int64_t)xsg_cdiv(t4.count, dev.sms) * t4.tile_n;
-  const int pick3 = c3 < c2 || (c3 == c2 && (a->layout != XS_GEMM_DENSE || w3 < 8));
-  *t = pick3 ? t3 : t2;
-  const int64_t best = pick3 ? c3 : c2;
-  if (c4 * 10 <= best * 9) *t = t4;
+  const int64_t c2 = (int64_t)xsg_cdiv(t2.count, dev.sms) * 128 * W2;
+  const int64_t c3 = (int64_t)xsg_cdiv(t3.count, dev.sms) * 256 * W3;
+  const int64_t c4 = (int64_t)xsg_cdiv(t4.count, dev.sms) * 224 * W4;
+  *t = t3;
+  int64_t best = c3;
+  if (c4 < best) *t = t4, best = c4;
+  if (c2 < best) *t = t2;
   return XS_OK;
 }
 
