@@ -39,7 +39,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v4 cannot run this problem, or NULL when they can. */
+/* Why v2-v5 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -51,7 +51,11 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
 
 void tile_shape(xs_gemm_version v, int silu, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 ? 64 : 128;
-  int bn = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V2 ? 128 : v == XS_GEMM_V3 ? 256 : 224;
+  int bn = v == XS_GEMM_V1   ? 64
+           : v == XS_GEMM_V2 ? 128
+           : v == XS_GEMM_V3 ? 256
+           : v == XS_GEMM_V4 ? 224
+                             : 192;
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
@@ -72,7 +76,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V4, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V5, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -129,8 +133,16 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * NOTE: run 2's rule (least waves x columns, dense ties with >= 8 v3 waves to v2) sent the
    * long dense shapes to v2, 0.80-0.85 of cuBLAS where v3 made 0.93-1.00; MASKED E=64 T=512
    * went to v2 too (601 vs 686 TFLOP/s for contig v3). MASKED counts the whole buffer (the
-   * real counts are on the device): for skewed counts that means many waves, where v3 wins. */
-  enum { W2 = 112, W3 = 100, W4 = 105 };
+   * real counts are on the device): for skewed counts that means many waves, where v3 wins.
+   * v5 (128x192, round 4, dense only): weight 106, not yet measured. Run 3 (interleaved) at
+   * 2048x3072x4096 gave per busiest-CTA column v3 100, v4 102, v2 117; the shared-memory
+   * traffic per FMA (wgmma reads 2/BN + 1/32 bytes, TMA writes 2/BN + 1/64) puts 128x192 at
+   * 1.08 of v3's, v4 at 1.04 and v2 at 1.25, so v5 sits between v4 and v2. At 2048x3072x4096
+   * v5 runs 2 waves of 192 columns (256 tiles on 132 SMs) against v2's 3 of 128: the same
+   * columns per busiest CTA, fewer bytes per flop; AUTO takes v5 there for any weight < 112, and
+   * keeps v3 at 8192^3 for any weight > 101.6 (v5 21 waves x 192 vs v3 16 x 256). Grouped
+   * problems keep run 3's choice among v2-v4 (v5 is measured on them first). */
+  enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
   fill_tiling(&t3, a, silu, XS_GEMM_V3);
@@ -141,7 +153,13 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   *t = t3;
   int64_t best = c3;
   if (c4 < best) *t = t4, best = c4;
-  if (c2 < best) *t = t2;
+  if (c2 < best) *t = t2, best = c2;
+  if (a->layout == XS_GEMM_DENSE) {
+    xs_gemm_tiling t5;
+    fill_tiling(&t5, a, silu, XS_GEMM_V5);
+    const int64_t c5 = (int64_t)xsg_cdiv(t5.count, dev.sms) * 192 * W5;
+    if (c5 < best) *t = t5;
+  }
   return XS_OK;
 }
 
@@ -250,14 +268,17 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
   } else {
-    const int bn = t.version == XS_GEMM_V2 ? 128 : t.version == XS_GEMM_V3 ? 256 : 224;
+    int tm_unused, bn;
+    tile_shape(t.version, 0, &tm_unused, &bn); /* B rows per tile: 128 / 256 / 224 / 192 */
     const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
     const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
-    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4) /* v4: 16-byte stores */
+    /* v4 stores with 16-byte stores and needs no C map (v5 with SiLU does too: its map is
+     * built but not used). */
+    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
     err = xsg_launch_hopper(&p, bn, &ma, &mb, &mc, ctas, s);
   }

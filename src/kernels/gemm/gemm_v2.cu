@@ -1,4 +1,5 @@
-/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128), v3 (128x256) and v4 (128x224), one template.
+/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128), v3 (128x256), v4 (128x224) and v5 (128x192),
+ * one template.
  *
  * Per CTA (persistent, one per SM, 384 threads = 3 warpgroups):
  *   warpgroup 0  producer: one thread streams A and B k-blocks (64 wide) with TMA into a ring of
@@ -6,9 +7,10 @@
  *   warpgroups 1, 2  consumers: each owns 64 of the tile's 128 rows and all BN columns; wgmma
  *                m64nBNk16 from shared memory into fp32 registers (setmaxnreg.inc), then the
  *                epilogue: registers -> bf16 (or silu(gate)*up) -> swizzled shared staging ->
- *                TMA store (STORE_LOCAL on v2/v3) or 16-byte stores (STORE_MAP through the
+ *                TMA store (STORE_LOCAL on v2/v3/v5) or 16-byte stores (STORE_MAP through the
  *                tile's map entry; STORE_LOCAL on v4, whose 224-column tile is not a whole
- *                number of 64-column TMA boxes) -> optional per-tile flag.
+ *                number of 64-column TMA boxes, and on v5 with SiLU, 96 output columns) ->
+ *                optional per-tile flag.
  * Barriers (one parity bit each, flipped when the slot index wraps):
  *   full[s]   count 1: the producer's arrive.expect_tx + the TMA bytes of slot s landing.
  *   empty[s]  count 8 (one lane per consumer warp): the wgmmas reading slot s have retired.
@@ -48,6 +50,9 @@ template <int BN_> struct hopper_cfg {
   /* NOTE: v4's 224 columns are 3.5 TMA store boxes of 64: a 64-wide box would write into the
    * neighbour tile, so v4 stores from the staging buffer with 16-byte stores instead. */
   static constexpr bool TMA_C = BN % 64 == 0;
+  /* With SiLU*mul a tile has BN/2 output columns: whole boxes for v2 (64) and v3 (128); v5's 96
+   * are not, so v5 with SiLU stores with 16-byte stores too. */
+  static constexpr bool TMA_C_SILU = TMA_C && (BN / 2) % 64 == 0;
   static constexpr int BK = 64; /* one 128-byte swizzle atom of bf16 */
   static constexpr int CONSUMERS = 2;
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
@@ -65,12 +70,15 @@ template <int BN_> struct hopper_cfg {
    * NOTE: run 1 had v3 stage the whole 128x256 tile (64 KB), leaving room for 3 ring stages: with
    * one slot held by the wgmma in flight, only 2 k-blocks (96 KB) were loading, and v3 lost to
    * v2 (5 of 6 loading) on every long-K shape (733 vs 748 TFLOP/s at 8192^3, 671 vs 745 at
-   * 4096x28672x8192). Staging half the columns at a time (32 KB, like v2) frees a fourth stage. */
-  static constexpr int STAGE_COLS = BN > 128 ? 128 : BN;
+   * 4096x28672x8192). Staging half the columns at a time (32 KB, like v2) frees a fourth stage.
+   * v5 (128x192) has room for its whole tile (48 KB) beside 4 stages, so it goes out in one
+   * pass: no wait for a first pass's store to be read before the second is staged. */
+  static constexpr int STAGE_COLS = BN == 192 ? 192 : BN > 128 ? 128 : BN;
   static constexpr int PASSES = (BN + STAGE_COLS - 1) / STAGE_COLS;
   static constexpr int C_BYTES = BM * STAGE_COLS * 2;
   /* NOTE: as many stages as fit beside the staging: 128x256 -> 4 x 48 KB, 128x224 -> 4 x 44 KB,
-   * 128x128 -> 6 x 32 KB */
+   * 128x192 -> 4 x 40 KB (210 KB with its 48 KB staging; 5 stages fit only beside 64-column
+   * staging, 218 KB, three store passes per tile), 128x128 -> 6 x 32 KB */
   static constexpr int STAGES = BN == 128 ? 6 : 4;
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
@@ -78,7 +86,8 @@ template <int BN_> struct hopper_cfg {
   static constexpr int SMEM =
       1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES + TABLE_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
-  static_assert(BN == 128 || BN == 224 || BN == 256, "wgmma wrappers exist for N = 128, 224, 256");
+  static_assert(BN == 128 || BN == 192 || BN == 224 || BN == 256,
+                "wgmma wrappers exist for N = 128, 192, 224, 256");
   static_assert((BN / 2) % 8 == 0, "each B half is whole 8-row swizzle atoms");
   static_assert(BN / 2 <= STAGE_COLS, "a SiLU tile (BN/2 output columns) is staged in one pass");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "swizzle atoms are 1024 bytes");
@@ -90,6 +99,10 @@ __device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint
 template <>
 __device__ __forceinline__ void wgmma_tile<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
   xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void wgmma_tile<192>(float (&d)[96], uint64_t da, uint64_t db, int acc) {
+  xs_wgmma_m64n192k16_bf16_ss(d, da, db, acc);
 }
 template <>
 __device__ __forceinline__ void wgmma_tile<224>(float (&d)[112], uint64_t da, uint64_t db,
@@ -299,7 +312,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       uint8_t* row_hi = row_lo + 8 * 128;
       const int out_row0 = row0 + 64 * half; /* first output row of this half */
       const int out_col0 = t.nb * out_cols;
-      const int tma = cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
+      const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL;
       constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
 #pragma unroll
       for (int ps = 0; ps < cfg::PASSES; ps++) {
@@ -336,7 +349,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           xs_named_bar_sync(1 + half, 128);
           if (tid == 0) {
             const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
-            const int pass_cols = silu ? out_cols : cfg::STAGE_COLS; /* 64-multiples here */
+            /* Columns of this pass (64-multiples here): a full STAGE_COLS, or what is left of
+             * the tile in the last pass. NOTE: a box past the tile's own columns would overwrite
+             * the neighbour tile with stale staging. */
+            const int pass_cols = silu                   ? out_cols
+                                  : ps + 1 < cfg::PASSES ? cfg::STAGE_COLS
+                                                         : BN - (cfg::PASSES - 1) * cfg::STAGE_COLS;
             /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
             for (int j = 0; j < pass_cols / 64; j++)
               if (out_row0 < p.M && col0 + 64 * j < p.n_out)
@@ -345,8 +363,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           }
         } else {
           /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
-           * or into C (v4's local store). The map entry is read before the barrier so its
-           * latency overlaps the other warps' staging writes. */
+           * or into C (v4's local store, v5's with SiLU). The map entry is read before the barrier
+           * so its latency overlaps the other warps' staging writes. */
           uint16_t* base;
           int64_t ld;
           if (p.epi.store == XS_GEMM_STORE_MAP) {
@@ -394,6 +412,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
 int xsg_hopper_smem_bytes(int bn) {
   return bn == 256   ? hopper_cfg<256>::SMEM
          : bn == 224 ? hopper_cfg<224>::SMEM
+         : bn == 192 ? hopper_cfg<192>::SMEM
                      : hopper_cfg<128>::SMEM;
 }
 
@@ -417,5 +436,6 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* ma
                               cudaStream_t stream) {
   if (bn == 256) return launch<256>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 192) return launch<192>(p, map_a, map_b, map_c, ctas, stream);
   return launch<128>(p, map_a, map_b, map_c, ctas, stream);
 }
