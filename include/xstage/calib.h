@@ -44,6 +44,9 @@ typedef enum xs_gap_mode {
 typedef enum xs_sync_mode {
   XS_SYNC_GRID = 0, /* every burst starts after a grid barrier across the K producers */
   XS_SYNC_FREE = 1, /* no barrier: each producer runs its own burst/gap sequence */
+  XS_SYNC_CLOCK = 2, /* no barrier: burst b of every producer is scheduled at S_b = t0 + b*P on
+                      * %globaltimer (one clock for all SMs; waiting on it is no memory
+                      * operation); a producer still late from burst b-1 starts at once */
 } xs_sync_mode;
 
 typedef enum xs_target_kind {
@@ -58,7 +61,7 @@ typedef struct xs_target {
 } xs_target;
 
 /* Names: "st.global.v4", "st.relaxed.sys.v4", "st.release.sys.v4", "tma.bulk"; "fma", "spin";
- * "sync", "free"; "host", "hbm", "peer:N". Parsers accept the short forms "st", "relaxed",
+ * "sync", "free", "clock"; "host", "hbm", "peer:N". Parsers accept the short forms "st", "relaxed",
  * "release", "tma" too. Unknown names: XS_ERR_INVALID_ARG listing the known ones. */
 const char* xs_flavour_name(xs_flavour f); /* never NULL */
 const char* xs_gap_mode_name(xs_gap_mode m);
@@ -93,12 +96,16 @@ typedef struct xs_xbench_config {
   int warmup;        /* 1: touch every target page used before timing (default 1) */
   int check;         /* 1: poison the target before, verify every byte after (slow) */
   double timeout_ms; /* bound on every barrier wait (plus 2 x gap_ns); > 0 (default 2000) */
+  double period_ns;  /* XS_SYNC_CLOCK: the schedule's period P (ns, > 0); 0 = gap_ns + the T0
+                      * of the embedded profile of the target (xs_xbench_default_period).
+                      * gap_ns and gap_mode are not used in clock mode: the wait for S_b is the
+                      * gap. Other modes ignore it. */
 } xs_xbench_config;
 
 #define XS_XBENCH_CONFIG_INITIALIZER                                                               \
   {                                                                                                \
     sizeof(xs_xbench_config), 0, {XS_TARGET_HOST, -1}, 16, 1048576.0, 0.0, 16, XS_FLAVOUR_ST, 0,   \
-        XS_GAP_FMA, XS_SYNC_GRID, 1, 0, 2000.0                                                     \
+        XS_GAP_FMA, XS_SYNC_GRID, 1, 0, 2000.0, 0.0                                                \
   }
 
 /* Raw timestamps of one producer in one burst. Globaltimer values are ns on a clock shared by
@@ -113,7 +120,10 @@ typedef struct xs_xbench_stamp {
   uint64_t end_cyc;   /* clock64 at end_ns */
   uint64_t gap_end_ns; /* end of the compute gap that follows this burst (before the grid
                         * barrier in sync mode); 0 after the last burst. gap_end_ns - end_ns is
-                        * the producer's own compute-gap time (FMA loop or spin) */
+                        * the producer's own compute-gap time (FMA loop or spin); 0 in clock
+                        * mode (the wait for the next S_b is the gap) */
+  uint64_t sched_ns;   /* clock mode: S_b, the burst's scheduled start (the same for every
+                        * producer); 0 in the other modes */
 } xs_xbench_stamp;
 
 /* One burst, reduced over the producers (xs_xbench_reduce). The K producers are one AGGREGATE
@@ -123,8 +133,12 @@ typedef struct xs_xbench_stamp {
  * mean own compute-gap time before burst b (gap_end_ns - end_ns of burst b-1; G_0 = 0):
  *   t_iss(0) = E_0 - S_0,  t_iss(b) = E_b - E_{b-1} - G_b;
  *   t_iss_mean(0) = M_0 - S_0,  t_iss_mean(b) = M_b - M_{b-1} - G_b, within [1 ns, t_iss(b)].
- * Both modes use these definitions; in sync mode the grid barrier is not compute, so it is
- * part of t_iss (what a grid-synchronised kernel pays per burst). */
+ * sync and free mode use these definitions; in sync mode the grid barrier is not compute, so
+ * it is part of t_iss (what a grid-synchronised kernel pays per burst).
+ * Clock mode (stamps carry S_b = t0 + b*P): the aggregate burst b starts at
+ * A_b = max(S_b, E_{b-1}) (A_0 = S_0 = t0): t_iss(b) = E_b - A_b, and the gap before it is
+ * g_b = max(0, S_b - E_{b-1}) (the time the aggregate issuer waited with the stage draining;
+ * g_0 = 0). The mean producer: the same with M_b. */
 typedef struct xs_xbench_burst {
   double t_start_ns;    /* earliest producer start of this burst relative to S_0 */
   double t_iss_ns;      /* aggregate issue time (above), from %globaltimer; >= 1 ns */
@@ -142,7 +156,7 @@ typedef struct xs_xbench_burst {
   double t_own_mean_ns; /* mean own duration over the producers */
   double e_end_ns;      /* E_b - S_0 */
   double m_end_ns;      /* M_b - S_0 */
-  double gap_before_ns; /* G_b (0 for burst 0) */
+  double gap_before_ns; /* G_b (clock mode: g_b; 0 for burst 0) */
 } xs_xbench_burst;
 
 typedef struct xs_xbench_summary {
@@ -150,7 +164,11 @@ typedef struct xs_xbench_summary {
   double V;            /* effective bytes per burst (K x per-producer bytes) */
   double per_producer; /* bytes per producer per burst (multiple of 16) */
   double gap_nominal_ns;
-  double gap_measured_ns; /* mean of the measured gaps over the sequence (0 if one burst) */
+  double gap_measured_ns; /* mean of the measured gaps over the sequence (0 if one burst).
+                           * Clock mode: the configuration's gap P - t_iss(0) (>= 0), what
+                           * every gap would be if no burst took longer than the first; the
+                           * per-burst gaps are in xs_xbench_burst.gap_before_ns */
+  double sched_period_ns; /* clock mode: P = S_1 - S_0 (0: other modes or one burst) */
   double t_iss_first_ns;  /* burst 0 (from idle), slowest producer */
   double t_iss_steady_ns; /* median over the second half of the bursts */
   double t_iss_mean_steady_ns;
@@ -205,8 +223,9 @@ xs_result xs_xbench_reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_
                            int K, int bursts, double* session_clk_ghz);
 
 /* Raw stamps as CSV, one row per producer and burst: K,V_bytes,gap_nominal_ns,mode,producer,
- * burst,start_ns,ret_ns,end_ns,gap_end_ns,gap_ns,start_cyc,end_cyc (integers exact; gap_ns =
- * gap_end_ns - end_ns, "nan" after the last burst). Rows of several runs may be concatenated
+ * burst,start_ns,ret_ns,end_ns,gap_end_ns,gap_ns,start_cyc,end_cyc,sched_ns (integers exact;
+ * gap_ns = gap_end_ns - end_ns, "nan" after the last burst and in clock mode; sched_ns is
+ * optional when reading, 0 when absent). Rows of several runs may be concatenated
  * (each row names its configuration). xs_xbench_stamps_csv_read reads run `run` (0-based; a
  * run = consecutive rows of one configuration, burst 0 again starts the next) back: *st
  * malloc'ed (caller frees), burst-major; cfg->K, bursts, gap_ns and sync_mode set (the rest
@@ -216,6 +235,10 @@ xs_result xs_xbench_stamps_csv_write(const char* path, const xs_xbench_stamp* st
                                      const xs_xbench_config* cfg, const xs_xbench_summary* s);
 xs_result xs_xbench_stamps_csv_read(xs_xbench_stamp** st, xs_xbench_config* cfg, double* V,
                                     int* nruns, const char* path, int run);
+
+/* The clock-mode period for gap G on target t when the caller gives none: G + T0(K, V) of the
+ * embedded H200 profile of the target (h200-host, h200-hbm, h200-nvlink). */
+double xs_xbench_default_period(xs_target t, int K, double V, double G);
 
 /* cudaMemcpy bandwidth between pinned host memory and `device`, bytes each way (0 = 256 MiB),
  * median of reps (0 = 5) timed copies after one warm-up: bytes/ns (= GB/s). */
@@ -227,8 +250,12 @@ xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, si
 /* One measured burst as written to the measurement CSV (columns in this order):
  * transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,t_ret_ns,
  * t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep,t_own_max_ns,t_own_mean_ns,t_skew_ns,
- * e_end_ns,m_end_ns,gap_before_ns. The last six are optional when reading (NaN when absent);
- * e_end_ns, m_end_ns and gap_before_ns recompute t_iss and t_iss_mean offline. */
+ * e_end_ns,m_end_ns,gap_before_ns[,seq,period_ns]. seq and period_ns are written only when
+ * some row is clock-scheduled (seq >= 1). The last eight are optional when reading (NaN when
+ * absent, seq 0); e_end_ns, m_end_ns and gap_before_ns recompute t_iss and t_iss_mean
+ * offline. seq (clock mode: the sequence's point + 1, else 0) is the sequence id of the
+ * measurement CSV (docs/measurements.md): rows with the same seq are one sequence whose bursts
+ * had the measured gaps gap_before_ns. */
 typedef struct xs_calib_row {
   char transport[32];
   int K;
@@ -248,6 +275,8 @@ typedef struct xs_calib_row {
   int rep;       /* repetition of the same configuration */
   double t_own_max_ns, t_own_mean_ns, t_skew_ns; /* xs_xbench_burst's fields */
   double e_end_ns, m_end_ns, gap_before_ns;      /* E_b - S_0, M_b - S_0, G_b */
+  long seq;         /* clock mode: sequence id (point + 1); 0: none */
+  double period_ns; /* clock mode: the schedule's period P; NaN otherwise */
 } xs_calib_row;
 
 /* Append the rows of one measured sequence to *rows (realloc'ed; *n and *cap updated).
@@ -370,7 +399,7 @@ typedef struct xs_calib_config {
 #define XS_CALIB_CONFIG_INITIALIZER                                                                \
   {                                                                                                \
     sizeof(xs_calib_config), 0, {XS_TARGET_HOST, -1}, XS_CALIB_QUICK, NULL, XS_FLAVOUR_ST,         \
-        XS_GAP_FMA, XS_SYNC_FREE, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                            \
+        XS_GAP_FMA, XS_SYNC_CLOCK, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                           \
   }
 
 #define XS_CALIB_MAX_PAIRS 32

@@ -158,13 +158,22 @@ xs_result xs_fluid_simulate_multi(double* t_iss_ns, const xs_link_profile* const
 /* The measurement CSV (docs/measurements.md): header row, one row per burst, columns
  * transport,K,V_bytes,gap_ns,burst_index,t_iss_ns at least; other columns are ignored.
  * Row r is the issue time of burst `burst_index` (0-based) of a sequence of equal bursts
- * (K, V, G) started from an idle stage. */
+ * (K, V, G) started from an idle stage, or (optional column seq) of one measured sequence. */
 typedef struct xs_sample {
   char transport[32];
   double K, V, G; /* count, bytes, ns */
   long burst_index;
   double t_iss_ns;
   double t_iss_mean_ns; /* ns: the mean producer's issue time (optional column); 0 = absent */
+  /* Optional columns seq and gap_before_ns: rows with the same transport, K, V and seq >= 1
+   * are ONE measured sequence whose burst burst_index followed a measured gap gap_before_ns
+   * (e.g. clock-scheduled calibration, where late bursts start at once and their gaps shrink
+   * to 0). The fluid model simulates each such sequence once with its own gaps; the closed
+   * form takes the row's gap_before_ns. seq 0 (absent): the row is burst burst_index of equal
+   * bursts with the constant gap G, as above. G stays the configuration's gap (held-out split,
+   * transition window). */
+  long seq;
+  double gap_before_ns;
 } xs_sample;
 
 typedef struct xs_dataset xs_dataset; /* opaque */

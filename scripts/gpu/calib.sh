@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # calib.sh — issue 3 on the H200, from the repo root, with ./build already built (no rebuild):
-# the xbench GPU test (every byte of every flavour, host + HBM; timestamps; timeout; CSV -> fit),
-# the anchors' xbench configurations (shared/anchors-h200.md; free and sync side by side), then
+# the xbench GPU test (every byte of every flavour, host + HBM; timestamps; clock mode; timeout;
+# CSV -> fit), the anchors' xbench configurations in clock mode (one sync and one free run of
+# 16x1MB G=10us beside them), then
 #   xstage calibrate --target host --full, --target host --quick, --target hbm --quick, and a
 #   CPU-only --refit of the host CSV with another held-out draw
 # Everything is logged to "$OUT/calib.log"; the CSV/JSON/SVG of both targets are copied to $OUT
@@ -46,31 +47,24 @@ step "test_sweep (CPU)" 30 build/test_sweep
 step "test_xbench (GPU)" 120 build/test_xbench
 
 # The anchors (shared/anchors-h200.md), each next to the embedded profile's prediction. xbench
-# runs free by default (one start barrier; the gap is compute, as the model means it); the
-# "sync" runs put a grid barrier in every gap, which waits for the outstanding remote stores
-# (docs/calibration.md, "What a gap must be"): compare their gap_us and T_iss columns.
-# T_iss is the AGGREGATE issue time (E_b - E_{b-1} - G_b, docs/calibration.md) in both modes;
-# own_max/own_mean are the producers' own durations, skew how far they drifted apart.
+# and calibrate run in CLOCK mode by default: after one start barrier, burst b of every producer
+# is scheduled at t0 + b*P on %globaltimer (P = T0 + G; a producer still late starts at once);
+# T_iss = E_b - max(S_b, E_{b-1}), the gap before it max(0, S_b - E_{b-1}) (docs/calibration.md).
+# One sync run (a grid barrier before every burst: it drains the stage) and one free run (no
+# alignment: producers drift apart) of the same configuration for comparison.
 X="$BIN xbench"
 ST="$OUT/calib/stamps"
 mkdir -p "$ST"
-step "host st 16x1MB G=0 free"      15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --check --stamps "$ST/a.csv"
-step "host st 16x1MB G=0 sync"      15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --sync sync --stamps "$ST/b.csv"
-step "host st 16x1MB G=10us free"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --stamps "$ST/c.csv"
-step "host st 16x1MB G=10us sync"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --sync sync --stamps "$ST/d.csv"
-step "host st 16x1MB G=20us"        15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --stamps "$ST/e.csv"
-step "host st 16x1MB G=20us spin"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --gap-mode spin
-step "host st 132x1MB G=15us"       15 $X --target host --K 132 --V 1MB --G 15us --bursts 48 --stamps "$ST/f.csv"
-step "host st 32x4MB G=0"           15 $X --target host --K 32 --V 4MB --G 0 --bursts 24 --stamps "$ST/g.csv"
+step "host st 16x1MB G=0 clock"     15 $X --target host --K 16 --V 1MB --G 0 --bursts 32 --check --stamps "$ST/a.csv"
+step "host st 16x1MB G=10us clock"  15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --stamps "$ST/b.csv"
+step "host st 16x1MB G=20us clock"  15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --stamps "$ST/c.csv"
+step "host st 132x1MB G=15us clock" 15 $X --target host --K 132 --V 1MB --G 15us --bursts 48 --stamps "$ST/d.csv"
+step "host st 16x1MB G=10us sync"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --sync sync --stamps "$ST/e.csv"
+step "host st 16x1MB G=10us free"   15 $X --target host --K 16 --V 1MB --G 10us --bursts 48 --sync free --stamps "$ST/f.csv"
 step "host st 16x1MB G=20us flag"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 32 --flag --check
 step "host st 32x4MB from idle"     15 $X --target host --K 32 --V 4MB --G 200us --bursts 4
-step "host relaxed 32x4MB"          15 $X --target host --K 32 --V 4MB --G 200us --bursts 4 --flavour relaxed
-step "host release 16x1MB G=20us"   15 $X --target host --K 16 --V 1MB --G 20us --bursts 8 --flavour release
-step "host tma 8x4MB"               15 $X --target host --K 8 --V 4MB --G 200us --bursts 4 --flavour tma --check
-step "host tma 32x4MB"              15 $X --target host --K 32 --V 4MB --G 200us --bursts 4 --flavour tma
 step "host tma 132x28.9MB"          20 $X --target host --K 132 --V 30277632 --G 1ms --bursts 2 --flavour tma --check
 step "hbm st 16x1MB G=0"            15 $X --target hbm --K 16 --V 1MB --G 0 --bursts 32 --profile h200-hbm
-step "hbm tma 132x28.9MB"           15 $X --target hbm --K 132 --V 30277632 --G 20us --bursts 4 --flavour tma --profile h200-hbm --check
 
 # The raw stamps of the runs above, one CSV (header once; rows name their configuration).
 first=1
@@ -80,13 +74,14 @@ for f in "$ST"/*.csv; do
 done >"$OUT/xbench-stamps.csv"
 [ -s "$OUT/xbench-stamps.csv" ] || rm -f "$OUT/xbench-stamps.csv"
 
-# the offline reduction of the first run (16x1MB G=0 free): must print the same table as above
+# the offline reduction of the first run (16x1MB G=0 clock): must print the same table as above
 [ -f "$OUT/xbench-stamps.csv" ] &&
   step "stamps offline (run 0)"     15 $BIN xbench --from-stamps "$OUT/xbench-stamps.csv" --run 0
 
 
-# The calibrations (free-running producers, FMA gaps, every grid configuration repeated, fit
-# and errors on the per-configuration medians): host in full, the quick host calibration that
+# The calibrations (clock-scheduled producers, P = T0 + G, every grid configuration repeated;
+# fit and errors on the per-configuration medians, each sequence predicted with its measured
+# per-burst gaps): host in full, the quick host calibration that
 # `xstage run` uses (must end within 60 s), HBM quick; then the host CSV analysed again with
 # another held-out draw (CPU only: how much the errors depend on the draw).
 step "calibrate host --full"        330 $BIN calibrate --target host --full -o "$OUT/calib" --budget-s 200
@@ -110,9 +105,9 @@ rm -rf "$OUT/calib"
   printf "%b" "$SUM"
   echo "--- tests"
   grep -E 'passed, .* failed|SKIPPED|^  FAIL' "$LOG" | head -12
-  echo "--- xbench: steady state and prediction (aggregate T_iss; anchors: 16x1MB G=0 settles near V/R ~20 us,"
-  echo "    G=20us ~1.2-1.5 us; sustained GB/s of G=0 runs must not exceed cudaMemcpy D2H ~55;"
-  echo "    sync: T_iss includes the barrier that waits for the drain)"
+  echo "--- xbench: steady state and prediction (aggregate T_iss; clock mode: 16x1MB G=0 settles near V/R ~20 us"
+  echo "    with gaps 0, G=20us near T0 ~1.2-1.5 us with gaps ~P-T0; sustained GB/s <= cudaMemcpy D2H ~55;"
+  echo "    sync: T_iss includes the barrier that waits for the drain; free: skew up to ~1 ms)"
   echo "    32x4MB from idle: mean CTA ~35 us, last ~67 us; TMA 132x28.9MB: issue ~0.3 us, source free ~564 us)"
   grep -E '^# xbench:|^steady state|^predicted|^check:' "$LOG" | sed 's/^/  /'
   echo "--- calibration (per target: R vs cudaMemcpy, held-out medians/p90, transitions, repeatability)"

@@ -22,8 +22,9 @@ static cli_opt g_opts[] = {
     {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
     {"gap-mode", "M", "fma | spin (default fma)", NULL},
     {"sync", "M",
-     "free | sync (default free: producers run freely after one start barrier, gaps are "
-     "compute; sync puts a grid barrier in every gap)",
+     "clock | sync | free (default clock: after one start barrier burst b of every producer "
+     "starts at t0 + b*P on %globaltimer, P = T0 + G, or at once when late; sync puts a grid "
+     "barrier in every gap; free: no alignment, gaps are compute)",
      NULL},
     {"refit", "CSV",
      "no GPU: analyse an existing calibration CSV (medians, fit, held-out errors, "
@@ -274,7 +275,7 @@ int cmd_calibrate(int argc, char** argv) {
   xs_result res;
   if ((res = xs_flavour_parse(&cfg.flavour, cli_get_str(&c, "flavour", "st"))) != XS_OK ||
       (res = xs_gap_mode_parse(&cfg.gap_mode, cli_get_str(&c, "gap-mode", "fma"))) != XS_OK ||
-      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "free"))) != XS_OK)
+      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "clock"))) != XS_OK)
     return cli_error(&c, "%s", xs_last_error());
   const char* tname = cli_get_str(&c, "target", "host");
   xs_target targets[10];

@@ -19,8 +19,12 @@ static cli_opt g_opts[] = {
     {"flag", NULL, "end each producer's burst with a release flag (red.release.sys.add)", NULL},
     {"gap-mode", "M", "fma | spin (default fma)", NULL},
     {"sync", "M",
-     "free | sync (default free: one start barrier; sync: a grid barrier before every burst)",
+     "clock | sync | free (default clock: after one start barrier burst b of every producer "
+     "starts at t0 + b*P on %globaltimer, or at once when late; sync: a grid barrier before "
+     "every burst; free: no alignment, gaps are compute)",
      NULL},
+    {"period", "TIME",
+     "clock mode: the schedule's period P (default: T0 of --profile for K, V, plus --G)", NULL},
     {"device", "N", "CUDA device (default 0)", NULL},
     {"check", NULL, "poison the target before and verify every byte after", NULL},
     {"timeout-ms", "MS", "bound on every device spin (default 2000)", NULL},
@@ -60,6 +64,7 @@ static void print_json(const xs_xbench_config* c, const xs_xbench_summary* s,
   NUM("V_bytes", s->V), xsi_sb_puts(&sb, ", ");
   NUM("gap_nominal_ns", s->gap_nominal_ns), xsi_sb_puts(&sb, ", ");
   NUM("gap_ns", s->gap_measured_ns), xsi_sb_puts(&sb, ", ");
+  NUM("sched_period_ns", s->sched_period_ns), xsi_sb_puts(&sb, ", ");
   NUM("t_iss_first_ns", s->t_iss_first_ns), xsi_sb_puts(&sb, ", ");
   NUM("t_iss_steady_ns", s->t_iss_steady_ns), xsi_sb_puts(&sb, ", ");
   NUM("t_iss_mean_steady_ns", s->t_iss_mean_steady_ns), xsi_sb_puts(&sb, ", ");
@@ -105,12 +110,13 @@ int cmd_xbench(int argc, char** argv) {
   int rc = cli_parse(&c, argc, argv);
   if (rc >= 0) return rc;
   xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
-  double K = 16, V = 1048576, G = 0, nb = 32, dev = 0, tmo = 2000;
+  double K = 16, V = 1048576, G = 0, nb = 32, dev = 0, tmo = 2000, period = 0;
   if (cli_get_double(&c, "K", 16, 1, 1024, &K) || cli_get_bytes(&c, "V", 1048576, 16, 4e9, &V) ||
       cli_get_ns(&c, "G", 0, 0, 1e9, &G) ||
       cli_get_double(&c, "bursts", 32, 1, XS_XBENCH_MAX_BURSTS, &nb) ||
       cli_get_double(&c, "device", 0, 0, 1023, &dev) ||
-      cli_get_double(&c, "timeout-ms", 2000, 1, 600e3, &tmo))
+      cli_get_double(&c, "timeout-ms", 2000, 1, 600e3, &tmo) ||
+      cli_get_ns(&c, "period", 0, 0, 1e9, &period))
     return 2;
   if (K != floor(K) || nb != floor(nb) || dev != floor(dev))
     return cli_error(&c, "--K, --bursts and --device take whole numbers");
@@ -118,7 +124,7 @@ int cmd_xbench(int argc, char** argv) {
   if ((res = xs_target_parse(&cfg.target, cli_get_str(&c, "target", "host"))) != XS_OK ||
       (res = xs_flavour_parse(&cfg.flavour, cli_get_str(&c, "flavour", "st"))) != XS_OK ||
       (res = xs_gap_mode_parse(&cfg.gap_mode, cli_get_str(&c, "gap-mode", "fma"))) != XS_OK ||
-      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "free"))) != XS_OK)
+      (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "clock"))) != XS_OK)
     return cli_error(&c, "%s", xs_last_error());
   cfg.K = (int)K, cfg.V = V, cfg.gap_ns = G, cfg.bursts = (int)nb, cfg.device = (int)dev;
   cfg.flag = cli_flag(&c, "flag");
@@ -127,6 +133,13 @@ int cmd_xbench(int argc, char** argv) {
   const char* pname = cli_get_str(&c, "profile", "h200-host");
   xs_link_profile prof;
   if ((res = load_profile(&prof, pname)) != XS_OK) return cli_fail(&c, res, "loading the profile");
+  if (cfg.sync_mode == XS_SYNC_CLOCK && !(period > 0)) {
+    /* P = T0_est + G: the first burst from idle under the profile, plus the gap */
+    xs_steady s0;
+    double per = 16.0 * ceil(V / K / 16.0) * K; /* the effective V */
+    period = xs_fluid_periodic(&s0, &prof, K, per, 0.0) == XS_OK ? s0.t_iss_first_ns + G : 0.0;
+  }
+  cfg.period_ns = period;
   const char* from = cli_flag(&c, "from-stamps") ? cli_get_str(&c, "from-stamps", "") : NULL;
   xs_xbench_stamp* stamps = NULL;
   xs_xbench_summary s;
@@ -184,9 +197,12 @@ int cmd_xbench(int argc, char** argv) {
     free(b), free(pred), free(seqv);
     return cli_fail(&c, res, "measuring");
   }
-  /* The model's view of the same sequence, with the measured gap: burst 0 from idle. */
+  /* The model's view of the same sequence, with the measured gap: burst 0 from idle (clock
+   * mode: each burst with its own measured gap, as it happened). */
+  const int clock = cfg.sync_mode == XS_SYNC_CLOCK;
   for (int i = 0; i < cfg.bursts; i++)
-    seqv[i].V = s.V, seqv[i].gap_ns = i ? s.gap_measured_ns : 0;
+    seqv[i].V = s.V,
+    seqv[i].gap_ns = !i ? 0 : clock ? fmax(0.0, b[i].gap_before_ns) : s.gap_measured_ns;
   int have_pred = xs_fluid_simulate(pred, NULL, &prof, K, seqv, (size_t)cfg.bursts) == XS_OK;
   xs_steady st;
   memset(&st, 0, sizeof st);
@@ -218,13 +234,20 @@ int cmd_xbench(int argc, char** argv) {
     printf(
         "# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms\n",
         s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
-    if (cfg.sync_mode == XS_SYNC_GRID)
+    if (clock)
+      printf("# clock mode: burst b scheduled at S_b = t0 + b*P, P = %.3f us (no barrier; a late "
+             "producer starts at once); T_iss = E_b - max(S_b, E_{b-1}), gap_us = the gap "
+             "before the next burst, max(0, S_b - E_{b-1}); fluid_us: the model with these "
+             "gaps\n",
+             s.sched_period_ns / 1e3);
+    else if (cfg.sync_mode == XS_SYNC_GRID)
       printf("# sync mode: a grid barrier before each burst; it waits behind the producers' "
              "outstanding remote stores, so T_iss (period minus the compute gap) includes it: "
              "what a grid-synchronised fused kernel pays (docs/calibration.md)\n");
-    printf("# T_iss = aggregate issue time: E_b - E_{b-1} - G_b (E_b: last producer end of burst "
-           "b, G_b: mean compute gap before it; burst 0 from the common start); mean_us the same "
-           "with the mean producer end; own_max/own_mean: producers' own durations\n");
+    if (!clock)
+      printf("# T_iss = aggregate issue time: E_b - E_{b-1} - G_b (E_b: last producer end of "
+             "burst b, G_b: mean compute gap before it; burst 0 from the common start); mean_us "
+             "the same with the mean producer end; own_max/own_mean: producers' own durations\n");
     printf("%6s %11s %11s %11s %11s %11s %11s %11s %11s %11s %11s\n", "burst", "start_us",
            "T_iss_us", "mean_us", "own_max_us", "own_mean_us", "ret_us", "gap_us", "skew_us",
            "fluid_us", "fluid_mean");
@@ -237,10 +260,28 @@ int cmd_xbench(int argc, char** argv) {
     printf("steady state (median of the second half): T_iss %.3f us (mean producer %.3f us); "
            "sustained %.2f GB/s (second half, gaps excluded); max skew %.3f us\n",
            s.t_iss_steady_ns / 1e3, s.t_iss_mean_steady_ns / 1e3, s.rate_gbps, s.skew_max_ns / 1e3);
-    printf("predicted (%s, G = measured gap): fluid steady %.3f us (mean %.3f us, %s), closed "
-           "form %.3f us; measured/fluid = %.3f\n",
-           pname, st.t_iss_ns / 1e3, st.t_iss_mean_ns / 1e3, xs_regime_name(st.regime),
-           closed / 1e3, s.t_iss_steady_ns / st.t_iss_ns);
+    if (clock && have_pred) {
+      double v[XS_XBENCH_MAX_BURSTS];
+      int h = cfg.bursts / 2, m = 0;
+      for (int i = h; i < cfg.bursts; i++)
+        v[m++] = pred[i].t_iss_ns;
+      for (int i = 1; i < m; i++) /* insertion sort: the median of the second half */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+          double t = v[j];
+          v[j] = v[j - 1], v[j - 1] = t;
+        }
+      double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+      printf("predicted (%s, the measured per-burst gaps): fluid steady %.3f us; "
+             "measured/fluid = %.3f; configuration gap P - T_iss(0) = %.3f us, at which the "
+             "fluid periodic state is %.3f us (%s), closed form %.3f us\n",
+             pname, med / 1e3, s.t_iss_steady_ns / med, s.gap_measured_ns / 1e3,
+             st.t_iss_ns / 1e3, xs_regime_name(st.regime), closed / 1e3);
+    } else {
+      printf("predicted (%s, G = measured gap): fluid steady %.3f us (mean %.3f us, %s), closed "
+             "form %.3f us; measured/fluid = %.3f\n",
+             pname, st.t_iss_ns / 1e3, st.t_iss_mean_ns / 1e3, xs_regime_name(st.regime),
+             closed / 1e3, s.t_iss_steady_ns / st.t_iss_ns);
+    }
     if (cfg.check)
       printf("check: %ld bytes verified, %ld wrong, %ld flags wrong\n", s.bytes_checked,
              s.bytes_wrong, s.flag_wrong);

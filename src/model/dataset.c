@@ -34,6 +34,12 @@ static xs_result check_sample(const xs_sample* s, const char* where) {
     return xsi_set_error(XS_ERR_PARSE,
                          "%s: field 't_iss_mean_ns': %g must be in (0, t_iss_ns] (0 = absent)",
                          where, s->t_iss_mean_ns);
+  if (s->seq < 0 || (s->seq >= 1 && !(xsi_finite(s->gap_before_ns) && s->gap_before_ns >= 0 &&
+                                       s->gap_before_ns <= 1e13)))
+    return xsi_set_error(XS_ERR_PARSE,
+                         "%s: fields 'seq' / 'gap_before_ns': seq %ld must be >= 0 and, when "
+                         ">= 1, gap_before_ns %g in [0, 1e13]",
+                         where, s->seq, s->gap_before_ns);
   if (!memchr(s->transport, '\0', sizeof s->transport) || !s->transport[0])
     return xsi_set_error(XS_ERR_PARSE, "%s: field 'transport': empty or longer than %zu", where,
                          sizeof s->transport - 1);
@@ -82,6 +88,9 @@ xs_result xs_dataset_load(xs_dataset** out, const char* path) {
   XSI_CHECK_GOTO(xsi_csv_require(&cB, csv, "burst_index"), res, fail);
   XSI_CHECK_GOTO(xsi_csv_require(&cT, csv, "t_iss_ns"), res, fail);
   long cM = xsi_csv_col(csv, "t_iss_mean_ns");
+  long cS = xsi_csv_col(csv, "seq"), cGb = xsi_csv_col(csv, "gap_before_ns");
+  if (cS >= 0 && cGb < 0)
+    XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: column 'seq' needs the column 'gap_before_ns'", path);
   if (csv->nrows == 0) XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: no data rows", path);
   d = calloc(1, sizeof *d);
   if (d) d->s = calloc(csv->nrows, sizeof *d->s);
@@ -108,6 +117,12 @@ xs_result xs_dataset_load(xs_dataset** out, const char* path) {
         XSI_FAIL(res, XS_ERR_PARSE, fail, "%s: field 't_iss_mean_ns': %g must be > 0", where,
                  s->t_iss_mean_ns);
     }
+    if (cS >= 0 && csv->rows[r][cS][0]) {
+      long long sq = 0;
+      XSI_CHECK_GOTO(xsi_csv_int(&sq, csv, r, cS, 0, 1LL << 50), res, fail);
+      s->seq = (long)sq;
+      if (s->seq >= 1) XSI_CHECK_GOTO(xsi_csv_number(&s->gap_before_ns, csv, r, cGb), res, fail);
+    }
     XSI_CHECK_GOTO(check_sample(s, where), res, fail);
   }
   d->n = csv->nrows;
@@ -132,6 +147,75 @@ xs_result xs_dataset_destroy(xs_dataset* d) {
 size_t xs_dataset_size(const xs_dataset* d) { return d ? d->n : 0; }
 const xs_sample* xs_dataset_samples(const xs_dataset* d) { return d ? d->s : NULL; }
 
+/* ------------------------------------------------------------ measured sequences ----- */
+
+static const xs_sample* g_seq_s; /* for the sort (single-threaded use) */
+static int cmp_seq_row(const void* a, const void* b) {
+  const xs_sample *x = &g_seq_s[*(const size_t*)a], *y = &g_seq_s[*(const size_t*)b];
+  int c = strcmp(x->transport, y->transport);
+  if (c) return c;
+  if (x->K != y->K) return x->K < y->K ? -1 : 1;
+  if (x->V != y->V) return x->V < y->V ? -1 : 1;
+  if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+  if (x->burst_index != y->burst_index) return x->burst_index < y->burst_index ? -1 : 1;
+  return 0;
+}
+
+static int same_seq(const xs_sample* x, const xs_sample* y) {
+  return x->seq == y->seq && x->K == y->K && x->V == y->V && !strcmp(x->transport, y->transport);
+}
+
+xs_result xsi_seq_order(size_t** order, size_t* m, const xs_sample* s, size_t n) {
+  *order = NULL, *m = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    k += s[i].seq >= 1;
+  if (!k) return XS_OK;
+  size_t* o = malloc(k * sizeof *o);
+  if (!o) return xsi_set_error(XS_ERR_NO_MEMORY, "sequences of %zu rows", k);
+  k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (s[i].seq >= 1) o[k++] = i;
+  g_seq_s = s;
+  qsort(o, k, sizeof *o, cmp_seq_row);
+  *order = o, *m = k;
+  return XS_OK;
+}
+
+/* Bursts missing from a sequence's rows: at most this many are simulated one by one; a larger
+ * hole is bridged by the closed form of equal bursts with the next row's gap G. */
+#define SEQ_MAX_HOLE 65536L
+
+void xsi_seq_predict(double* pred, const xs_sample* s, const size_t* order, size_t m,
+                     const xs_link_profile* p) {
+  for (size_t i = 0; i < m;) {
+    size_t j = i + 1;
+    while (j < m && same_seq(&s[order[i]], &s[order[j]]))
+      j++;
+    xsi_link l = xsi_link_of(p, s[order[i]].K);
+    double bl = 0.0, T = 0.0;
+    long next = 0; /* the next burst to simulate */
+    for (size_t k = i; k < j; k++) {
+      const xs_sample* r = &s[order[k]];
+      if (r->burst_index >= next) {
+        if (r->burst_index - next > SEQ_MAX_HOLE) {
+          bl = xsi_backlog_at(&l, r->V, r->G, r->burst_index);
+          next = r->burst_index;
+        }
+        for (; next <= r->burst_index; next++) {
+          double gap = next == r->burst_index ? r->gap_before_ns : (next ? r->G : 0.0);
+          double e = 0.0;
+          bl -= fmin(bl, l.R * gap);
+          T = xsi_burst_time(&l, bl, r->V, &e, NULL, NULL);
+          bl = e;
+        }
+      }
+      pred[order[k]] = T; /* a repeated burst index gets the first row's prediction */
+    }
+    i = j;
+  }
+}
+
 xs_result xs_dataset_predict(double* fluid_ns, double* closed_ns, const xs_dataset* d,
                              const xs_link_profile* p) {
   XSI_ARG(d != NULL, "dataset is NULL");
@@ -139,8 +223,15 @@ xs_result xs_dataset_predict(double* fluid_ns, double* closed_ns, const xs_datas
   for (size_t i = 0; i < d->n; i++) {
     const xs_sample* s = &d->s[i];
     xsi_link l = xsi_link_of(p, s->K);
-    if (fluid_ns) fluid_ns[i] = xsi_predict_burst(&l, s->V, s->G, s->burst_index);
-    if (closed_ns) closed_ns[i] = fmax(xsi_t0(&l, s->V), s->V / l.R - s->G);
+    if (fluid_ns && s->seq < 1) fluid_ns[i] = xsi_predict_burst(&l, s->V, s->G, s->burst_index);
+    if (closed_ns) closed_ns[i] = fmax(xsi_t0(&l, s->V), s->V / l.R - xsi_row_gap(s));
+  }
+  if (fluid_ns) {
+    size_t* order = NULL;
+    size_t m = 0;
+    XSI_CHECK(xsi_seq_order(&order, &m, d->s, d->n));
+    xsi_seq_predict(fluid_ns, d->s, order, m, p);
+    free(order);
   }
   return XS_OK;
 }

@@ -23,6 +23,11 @@ typedef struct fit_ctx {
   int nk;
   double ks[XS_PROFILE_MAX_QPTS];
   double delta;
+  /* measured sequences (xs_sample.seq >= 1): simulated once per evaluation, each with its own
+   * gaps (xsi_seq_predict); pred holds those rows' predictions (one entry per dataset row) */
+  const size_t* seq_order;
+  size_t nseq;
+  double* pred;
 } fit_ctx;
 
 static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
@@ -40,10 +45,12 @@ static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
 static void residuals(double* r, const fit_ctx* c, const double* th) {
   xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
   to_profile(&p, c, th);
+  if (c->nseq) xsi_seq_predict(c->pred, c->s, c->seq_order, c->nseq, &p);
   for (size_t i = 0; i < c->n; i++) {
     const xs_sample* s = &c->s[c->rows[i]];
     xsi_link l = xsi_link_of(&p, s->K);
-    r[i] = (xsi_predict_burst(&l, s->V, s->G, s->burst_index) - s->t_iss_ns) / s->t_iss_ns;
+    double t = s->seq >= 1 ? c->pred[c->rows[i]] : xsi_predict_burst(&l, s->V, s->G, s->burst_index);
+    r[i] = (t - s->t_iss_ns) / s->t_iss_ns;
   }
 }
 
@@ -112,15 +119,18 @@ static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp
   /* R: drain-bound rows are large bursts back to back; there V/(T+G) = R. */
   double gmin = INFINITY;
   size_t m = 0;
-  for (size_t i = 0; i < c->n; i++) gmin = fmin(gmin, S[c->rows[i]].G), tmp[m++] = S[c->rows[i]].V;
+  for (size_t i = 0; i < c->n; i++)
+    gmin = fmin(gmin, xsi_row_gap(&S[c->rows[i]])), tmp[m++] = S[c->rows[i]].V;
   double vmed = median(tmp, m);
   m = 0;
   for (size_t i = 0; i < c->n; i++) {
     const xs_sample* s = &S[c->rows[i]];
-    if (s->burst_index >= 1 && s->G <= gmin && s->V >= vmed) tmp[m++] = s->V / (s->t_iss_ns + s->G);
+    double g = xsi_row_gap(s);
+    if (s->burst_index >= 1 && g <= gmin && s->V >= vmed) tmp[m++] = s->V / (s->t_iss_ns + g);
   }
   if (m == 0)
-    for (size_t i = 0; i < c->n; i++) tmp[m++] = S[c->rows[i]].V / (S[c->rows[i]].t_iss_ns + S[c->rows[i]].G);
+    for (size_t i = 0; i < c->n; i++)
+      tmp[m++] = S[c->rows[i]].V / (S[c->rows[i]].t_iss_ns + xsi_row_gap(&S[c->rows[i]]));
   double R = median(tmp, m);
   /* t_fixed and r_iss(K) from the two smallest burst-0 sizes of each K. */
   double ri[XS_PROFILE_MAX_QPTS] = {0}, tfs[XS_PROFILE_MAX_QPTS];
@@ -321,9 +331,14 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   uint8_t* mark = malloc(N + 1);
   uint8_t* tmask = malloc(N + 1);
   double* work = NULL;
-  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta};
+  size_t* seq_order = NULL;
+  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, NULL, 0, NULL};
   c.rows = malloc((N + 1) * sizeof *c.rows);
-  if (!mark || !tmask || !c.rows) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", N);
+  c.pred = malloc((N + 1) * sizeof *c.pred);
+  if (!mark || !tmask || !c.rows || !c.pred)
+    XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", N);
+  XSI_CHECK_GOTO(xsi_seq_order(&seq_order, &c.nseq, S, N), res, fail);
+  c.seq_order = seq_order;
   XSI_CHECK_GOTO(split_rows(mark, S, N, &o), res, fail);
   double kall[4096];
   int nkall = 0;
@@ -402,9 +417,9 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   if (holdout)
     for (size_t i = 0; i < N; i++) holdout[i] = mark[i] == 1;
   *out = p;
-  free(mark), free(tmask), free(c.rows), free(work);
+  free(mark), free(tmask), free(c.rows), free(work), free(c.pred), free(seq_order);
   return XS_OK;
 fail:
-  free(mark), free(tmask), free(c.rows), free(work);
+  free(mark), free(tmask), free(c.rows), free(work), free(c.pred), free(seq_order);
   return res;
 }

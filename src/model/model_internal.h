@@ -85,4 +85,17 @@ xs_result xsi_error_stats(xs_error_stats* st, const double* rel, size_t n);
 /* Predicted issue time of burst n of equal bursts (V, G) from idle (fluid model). */
 double xsi_predict_burst(const xsi_link* l, double V, double G, long n);
 
+/* Measured sequences (xs_sample.seq >= 1). xsi_seq_order: *order (malloc'ed, caller frees;
+ * NULL when *m is 0) = the indices of the rows with seq >= 1 of s[0..n), sorted by transport,
+ * K, V, seq, burst_index. xsi_seq_predict: each sequence of `order` simulated once from an
+ * idle stage with its rows' gap_before_ns (a burst index missing from the rows gets the gap G
+ * of the next row present); pred[i] = the fluid model's issue time of row i, set for those
+ * rows only. The gap before a row for the closed form: xsi_row_gap. */
+xs_result xsi_seq_order(size_t** order, size_t* m, const xs_sample* s, size_t n);
+void xsi_seq_predict(double* pred, const xs_sample* s, const size_t* order, size_t m,
+                     const xs_link_profile* p);
+static inline double xsi_row_gap(const xs_sample* s) {
+  return s->seq >= 1 ? s->gap_before_ns : s->G;
+}
+
 #endif

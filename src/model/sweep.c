@@ -5,6 +5,7 @@
 #include "core/fileio.h"
 #include "core/internal.h"
 #include "core/strbuf.h"
+#include "model/model_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +25,10 @@ const char* xs_gap_mode_name(xs_gap_mode m) {
   return m == XS_GAP_FMA ? "fma" : m == XS_GAP_SPIN ? "spin" : "unknown";
 }
 const char* xs_sync_mode_name(xs_sync_mode m) {
-  return m == XS_SYNC_GRID ? "sync" : m == XS_SYNC_FREE ? "free" : "unknown";
+  return m == XS_SYNC_GRID    ? "sync"
+         : m == XS_SYNC_FREE  ? "free"
+         : m == XS_SYNC_CLOCK ? "clock"
+                              : "unknown";
 }
 
 xs_result xs_flavour_parse(xs_flavour* out, const char* s) {
@@ -57,8 +61,11 @@ xs_result xs_sync_mode_parse(xs_sync_mode* out, const char* s) {
     *out = XS_SYNC_GRID;
   else if (!strcmp(s, "free"))
     *out = XS_SYNC_FREE;
+  else if (!strcmp(s, "clock"))
+    *out = XS_SYNC_CLOCK;
   else
-    return xsi_set_error(XS_ERR_INVALID_ARG, "unknown sync mode '%s' (known: sync, free)", s);
+    return xsi_set_error(XS_ERR_INVALID_ARG, "unknown sync mode '%s' (known: sync, free, clock)",
+                         s);
   return XS_OK;
 }
 
@@ -94,6 +101,20 @@ xs_result xs_target_name(char* buf, size_t n, xs_target t) {
   else
     return xsi_set_error(XS_ERR_INVALID_ARG, "xs_target_name: bad target kind %d", t.kind);
   return XS_OK;
+}
+
+double xs_xbench_default_period(xs_target t, int K, double V, double G) {
+  xs_link_profile p;
+  const char* name = t.kind == XS_TARGET_HOST  ? "h200-host"
+                     : t.kind == XS_TARGET_HBM ? "h200-hbm"
+                                               : "h200-nvlink";
+  double t0 = 0.0;
+  if (xs_profile_default(&p, name) == XS_OK && K >= 1 && V > 0) {
+    xsi_link l = xsi_link_of(&p, (double)K);
+    t0 = xsi_t0(&l, V);
+  }
+  xsi_clear_error();
+  return G + t0;
 }
 
 const char* xs_sweep_phase_name(xs_sweep_phase p) {
@@ -137,6 +158,8 @@ xs_result xs_calib_rows_append(xs_calib_row** rows, size_t* n, size_t* cap,
     r->e_end_ns = bursts[b].e_end_ns;
     r->m_end_ns = bursts[b].m_end_ns;
     r->gap_before_ns = bursts[b].gap_before_ns;
+    r->seq = cfg->sync_mode == XS_SYNC_CLOCK ? point + 1 : 0;
+    r->period_ns = cfg->sync_mode == XS_SYNC_CLOCK ? s->sched_period_ns : NAN;
     snprintf(r->flavour, sizeof r->flavour, "%s", xs_flavour_name(cfg->flavour));
     snprintf(r->mode, sizeof r->mode, "%s", xs_sync_mode_name(cfg->sync_mode));
     snprintf(r->gap_mode, sizeof r->gap_mode, "%s", xs_gap_mode_name(cfg->gap_mode));
@@ -179,7 +202,12 @@ xs_result xs_calib_csv_format(char** out, size_t* len, const xs_calib_row* rows,
   xsi_strbuf sb = XSI_STRBUF_INIT;
   xsi_sb_puts(&sb, "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,"
                    "t_ret_ns,t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep,t_own_max_ns,"
-                   "t_own_mean_ns,t_skew_ns,e_end_ns,m_end_ns,gap_before_ns\n");
+                   "t_own_mean_ns,t_skew_ns,e_end_ns,m_end_ns,gap_before_ns");
+  /* seq, period_ns: only when some row is clock-scheduled (older readers see the old file) */
+  int with_seq = 0;
+  for (size_t i = 0; i < n && !with_seq; i++)
+    with_seq = rows[i].seq >= 1;
+  xsi_sb_puts(&sb, with_seq ? ",seq,period_ns\n" : "\n");
   for (size_t i = 0; i < n; i++) {
     const xs_calib_row* r = &rows[i];
     put_str(&sb, r->transport);
@@ -211,6 +239,10 @@ xs_result xs_calib_csv_format(char** out, size_t* len, const xs_calib_row* rows,
     for (int k = 0; k < 6; k++) {
       xsi_sb_puts(&sb, ",");
       put_num(&sb, extra[k]);
+    }
+    if (with_seq) {
+      xsi_sb_printf(&sb, ",%ld,", r->seq);
+      put_num(&sb, r->period_ns);
     }
     xsi_sb_puts(&sb, "\n");
   }
@@ -271,6 +303,11 @@ xs_result xs_xbench_reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_
   uint64_t S0 = st[0].start_ns;
   for (int p = 1; p < K; p++)
     S0 = st[p].start_ns < S0 ? st[p].start_ns : S0;
+  /* clock mode: every stamp carries its burst's schedule S_b; times count from S_0 = t0 */
+  int clock = 1;
+  for (size_t i = 0; i < (size_t)nb * K && clock; i++)
+    clock = st[i].sched_ns != 0 && st[i].sched_ns == st[i - i % (size_t)K].sched_ns;
+  if (clock) S0 = st[0].sched_ns;
   s->skew_max_ns = 0;
   double Eprev = 0, Mprev = 0, gsum = 0;
   for (int b = 0; b < nb; b++) {
@@ -303,9 +340,19 @@ xs_result xs_xbench_reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_
     o->t_start_ns = smin;
     o->t_skew_ns = smax - smin;
     if (o->t_skew_ns > s->skew_max_ns) s->skew_max_ns = o->t_skew_ns;
-    o->e_end_ns = E, o->m_end_ns = M, o->gap_before_ns = G;
-    o->t_iss_ns = b ? E - Eprev - G : E;
-    o->t_iss_mean_ns = b ? M - Mprev - G : M;
+    if (clock) {
+      /* the aggregate burst starts at A_b = max(S_b, E_{b-1}); the gap before it is the part
+       * of the wait for S_b after the previous burst ended (0 when the burst is late) */
+      double Sb = ns_diff(r[0].sched_ns, S0);
+      G = b ? fmax(0.0, Sb - Eprev) : 0.0;
+      o->e_end_ns = E, o->m_end_ns = M, o->gap_before_ns = G;
+      o->t_iss_ns = E - (b ? fmax(Sb, Eprev) : Sb);
+      o->t_iss_mean_ns = M - (b ? fmax(Sb, Mprev) : Sb);
+    } else {
+      o->e_end_ns = E, o->m_end_ns = M, o->gap_before_ns = G;
+      o->t_iss_ns = b ? E - Eprev - G : E;
+      o->t_iss_mean_ns = b ? M - Mprev - G : M;
+    }
     o->t_own_max_ns = own_max;
     o->t_own_mean_ns = own_sum / K;
     o->t_iss_cyc_ns = clk > 0 ? own_max : NAN;
@@ -322,6 +369,10 @@ xs_result xs_xbench_reduce(xs_xbench_burst* out, xs_xbench_summary* s, const xs_
   s->total_ns = out[nb - 1].e_end_ns;
   s->gap_measured_ns = nb > 1 ? gsum / (nb - 1) : 0;
   s->t_iss_first_ns = out[0].t_iss_ns;
+  s->sched_period_ns = clock && nb > 1 ? ns_diff(st[K].sched_ns, st[0].sched_ns) : 0;
+  /* clock mode: the configuration's gap is P - T0 (T0: the first burst, from idle); the
+   * measured per-burst gaps shrink below it once bursts start late */
+  if (clock) s->gap_measured_ns = nb > 1 ? fmax(0.0, s->sched_period_ns - s->t_iss_first_ns) : 0;
   int h = nb / 2, m = nb - h;
   double* tmp = (double*)malloc(2 * (size_t)m * sizeof(double));
   if (!tmp) return xsi_set_error(XS_ERR_NO_MEMORY, "xs_xbench_reduce: %d bursts", nb);
@@ -351,7 +402,7 @@ xs_result xs_xbench_stamps_csv_write(const char* path, const xs_xbench_stamp* st
   XSI_ARG(path && st && cfg && s, "xs_xbench_stamps_csv_write: NULL argument");
   xsi_strbuf sb = XSI_STRBUF_INIT;
   xsi_sb_puts(&sb, "K,V_bytes,gap_nominal_ns,mode,producer,burst,start_ns,ret_ns,end_ns,"
-                   "gap_end_ns,gap_ns,start_cyc,end_cyc\n");
+                   "gap_end_ns,gap_ns,start_cyc,end_cyc,sched_ns\n");
   for (int b = 0; b < cfg->bursts; b++)
     for (int p = 0; p < cfg->K; p++) {
       const xs_xbench_stamp* x = &st[(size_t)b * cfg->K + p];
@@ -363,8 +414,8 @@ xs_result xs_xbench_stamps_csv_write(const char* path, const xs_xbench_stamp* st
                     (unsigned long long)x->start_ns, (unsigned long long)x->ret_ns,
                     (unsigned long long)x->end_ns, (unsigned long long)x->gap_end_ns);
       put_num(&sb, x->gap_end_ns ? ns_diff(x->gap_end_ns, x->end_ns) : NAN);
-      xsi_sb_printf(&sb, ",%llu,%llu\n", (unsigned long long)x->start_cyc,
-                    (unsigned long long)x->end_cyc);
+      xsi_sb_printf(&sb, ",%llu,%llu,%llu\n", (unsigned long long)x->start_cyc,
+                    (unsigned long long)x->end_cyc, (unsigned long long)x->sched_ns);
     }
   xs_result res = xsi_sb_status(&sb);
   if (res != XS_OK) {
@@ -404,6 +455,7 @@ xs_result xs_xbench_stamps_csv_read(xs_xbench_stamp** st, xs_xbench_config* cfg,
   XSI_CHECK_GOTO(xsi_csv_parse(&csv, text, len, path, 10000000), res, done);
   for (int j = 0; j < 12; j++)
     XSI_CHECK_GOTO(xsi_csv_require(&c[j], csv, cols[j]), res, done);
+  const long csched = xsi_csv_col(csv, "sched_ns"); /* optional: clock mode */
   /* runs: consecutive rows of one configuration; a new run starts where the configuration
    * changes or where burst 0 comes again after a later burst */
   size_t r0 = 0, r1 = 0, sel0 = 0, sel1 = 0;
@@ -454,6 +506,7 @@ xs_result xs_xbench_stamps_csv_read(xs_xbench_stamp** st, xs_xbench_config* cfg,
     XSI_CHECK_GOTO(csv_u64(&x->gap_end_ns, csv, r, c[9], path), res, done);
     XSI_CHECK_GOTO(csv_u64(&x->start_cyc, csv, r, c[10], path), res, done);
     XSI_CHECK_GOTO(csv_u64(&x->end_cyc, csv, r, c[11], path), res, done);
+    if (csched >= 0) XSI_CHECK_GOTO(csv_u64(&x->sched_ns, csv, r, csched, path), res, done);
   }
   *st = out;
   out = NULL;
@@ -862,6 +915,7 @@ xs_result xs_calib_csv_read(xs_calib_row** rows, size_t* n, const char* path) {
   long cx[6];
   for (int j = 0; j < 6; j++)
     cx[j] = xsi_csv_col(csv, xcols[j]);
+  long cseq = xsi_csv_col(csv, "seq"), cper = xsi_csv_col(csv, "period_ns");
   out = (xs_calib_row*)calloc(csv->nrows ? csv->nrows : 1, sizeof *out);
   if (!out) XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "%s: %zu rows", path, csv->nrows);
   for (size_t r = 0; r < csv->nrows; r++) {
@@ -890,6 +944,13 @@ xs_result xs_calib_csv_read(xs_calib_row** rows, size_t* n, const char* path) {
       *extra[j] = NAN;
       if (cx[j] >= 0) XSI_CHECK_GOTO(csv_num_or_nan(extra[j], csv, r, cx[j], path), res, done);
     }
+    w->seq = 0, w->period_ns = NAN;
+    if (cseq >= 0 && csv->rows[r][cseq][0]) {
+      long long sq = 0;
+      XSI_CHECK_GOTO(xsi_csv_int(&sq, csv, r, cseq, 0, 1LL << 50), res, done);
+      w->seq = (long)sq;
+    }
+    if (cper >= 0) XSI_CHECK_GOTO(csv_num_or_nan(&w->period_ns, csv, r, cper, path), res, done);
   }
   *rows = out, *n = csv->nrows;
   out = NULL;
@@ -982,6 +1043,29 @@ static xs_result predict_seq(double* first, double* steady, const xs_link_profil
   return XS_OK;
 }
 
+/* The same for a clock-scheduled sequence of period P: burst b is scheduled at b*P and starts
+ * at max(b*P, end of burst b-1); the gap before it is what is left of the wait (the model run
+ * under the schedule the kernel used). */
+static xs_result predict_seq_clock(double* first, double* steady, const xs_link_profile* p,
+                                   double K, double V, double P, int nb, xs_burst_result* br) {
+  xsi_link l = xsi_link_of(p, K);
+  double E = 0.0, bl = 0.0;
+  for (int b = 0; b < nb; b++) {
+    double Sb = b * P, g = b ? fmax(0.0, Sb - E) : 0.0, e = 0.0;
+    bl -= fmin(bl, l.R * g);
+    br[b].t_iss_ns = xsi_burst_time(&l, bl, V, &e, NULL, NULL);
+    bl = e;
+    E = (b ? fmax(Sb, E) : Sb) + br[b].t_iss_ns;
+  }
+  double v[XS_XBENCH_MAX_BURSTS];
+  int h = nb / 2, m = 0;
+  for (int b = h; b < nb; b++)
+    v[m++] = br[b].t_iss_ns;
+  *first = br[0].t_iss_ns;
+  *steady = med_of(v, (size_t)m);
+  return XS_OK;
+}
+
 xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* within10,
                                int* in_grid, const xs_calib_row* med, size_t nmed,
                                const xs_link_profile* p, double tol) {
@@ -1022,8 +1106,12 @@ xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* w
       s->nb = nb;
       int h = nb / 2;
       s->steady = med_of(bv + h, (size_t)(nb - h));
-      XSI_CHECK_GOTO(predict_seq(&s->pfirst, &s->pss, p, a->K, a->V, s->gap, nb, bs, br), res,
-                     done);
+      if (r->seq >= 1 && r->period_ns > 0) /* clock mode: the model runs the same schedule */
+        XSI_CHECK_GOTO(predict_seq_clock(&s->pfirst, &s->pss, p, a->K, a->V, r->period_ns, nb, br),
+                       res, done);
+      else
+        XSI_CHECK_GOTO(predict_seq(&s->pfirst, &s->pss, p, a->K, a->V, s->gap, nb, bs, br), res,
+                       done);
     }
     if (!ns) continue;
     qsort(seqs, (size_t)ns, sizeof *seqs, cmp_seq);
@@ -1081,8 +1169,12 @@ static size_t seq_steady(double* out, double* V, int* K, size_t cap, const xs_ca
     size_t j = i;
     int nb = 0;
     while (j < n && rows[j].point == a->point && nb < XS_XBENCH_MAX_BURSTS) {
-      v[nb++] = period ? rows[j].t_iss_ns + (isfinite(rows[j].gap_ns) ? rows[j].gap_ns : 0)
-                       : rows[j].t_iss_ns;
+      /* the gap after the burst: clock rows carry each burst's own (the next row's gap
+       * before), the others the sequence's mean */
+      double gap = rows[j].gap_ns;
+      if (rows[j].seq >= 1)
+        gap = j + 1 < n && rows[j + 1].point == a->point ? rows[j + 1].gap_before_ns : 0.0;
+      v[nb++] = period ? rows[j].t_iss_ns + (isfinite(gap) ? gap : 0) : rows[j].t_iss_ns;
       j++;
     }
     if (!strcmp(a->phase, phase) && (!transport || !strcmp(a->transport, transport))) {
@@ -1126,6 +1218,10 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
     s->G = isfinite(w->gap_ns) && w->gap_ns > 0 ? w->gap_ns : 0.0;
     s->burst_index = w->burst_index, s->t_iss_ns = w->t_iss_ns;
     s->t_iss_mean_ns = w->t_iss_mean_ns > 0 && isfinite(w->t_iss_mean_ns) ? w->t_iss_mean_ns : 0;
+    /* clock mode: one measured sequence (the medians over the repetitions, burst by burst),
+     * predicted with its own per-burst gaps */
+    if (w->seq >= 1 && isfinite(w->gap_before_ns) && w->gap_before_ns >= 0)
+      s->seq = w->seq, s->gap_before_ns = w->gap_before_ns;
   }
   rep->n_median_rows = ns;
   XSI_CHECK_GOTO(xs_dataset_from_samples(&ds, smp, ns), res, done);

@@ -38,6 +38,19 @@ static void check_stamps(const xs_xbench_stamp* s, const xs_xbench_config* c) {
       const xs_xbench_stamp* x = &s[(size_t)b * c->K + p];
       bad += !(x->start_ns > 0 && x->start_ns <= x->ret_ns && x->ret_ns <= x->end_ns);
       bad += !(x->end_cyc >= x->start_cyc);
+      if (c->sync_mode == XS_SYNC_CLOCK) {
+        /* clock mode: no gap stamps; burst b starts at or after its schedule S_b, the same for
+         * every producer, S_b = S_0 + b*P; a producer never starts before its previous end */
+        bad += x->gap_end_ns != 0;
+        bad += !(x->sched_ns > 0 && x->start_ns >= x->sched_ns);
+        bad += x->sched_ns != s[(size_t)b * c->K].sched_ns;
+        if (b > 0)
+          bad += x->sched_ns - s[(size_t)(b - 1) * c->K + p].sched_ns !=
+                 (uint64_t)llround(c->period_ns);
+        if (b + 1 < c->bursts) bad += !(x->end_ns <= s[(size_t)(b + 1) * c->K + p].start_ns);
+        continue;
+      }
+      bad += x->sched_ns != 0;
       if (b + 1 == c->bursts) bad += x->gap_end_ns != 0;
       if (b + 1 < c->bursts) {
         bad += !(x->end_ns <= x->gap_end_ns);
@@ -151,6 +164,40 @@ static void test_modes_and_gaps(void) {
   }
 }
 
+/* Clock mode: every byte written, the schedule in the stamps, gaps g_b in [0, P]; a drain-bound
+ * period (P below V/R) makes later bursts late (gaps 0), a long one keeps T_iss at T0. */
+static void test_clock_mode(void) {
+  xs_xbench_config c = base_cfg(XS_TARGET_HOST, -1);
+  c.sync_mode = XS_SYNC_CLOCK;
+  c.K = 16, c.V = 1048576, c.bursts = 16, c.period_ns = 5000;
+  run_checked(g_host, c, "clock, P 5 us (drain-bound)");
+  c.period_ns = 60000;
+  run_checked(g_host, c, "clock, P 60 us (free)");
+  c.check = 0;
+  for (int k = 0; k < 2; k++) {
+    c.period_ns = k ? 60000 : 5000;
+    xs_xbench_summary s;
+    xs_xbench_burst b[16];
+    xs_xbench_stamp st[16 * 16];
+    xs_result res = xs_xbench_measure(b, st, &s, g_host, &c);
+    XT_CHECK_MSG(res == XS_OK, "%s", xs_last_error());
+    if (res != XS_OK) continue;
+    check_stamps(st, &c);
+    XT_NEAR(s.sched_period_ns, c.period_ns, 1e-9);
+    int late = 0;
+    for (int i = 1; i < 16; i++) {
+      XT_CHECK(b[i].gap_before_ns >= 0 && b[i].gap_before_ns <= c.period_ns + 1);
+      late += b[i].gap_before_ns == 0;
+    }
+    if (!k) XT_CHECK_MSG(late >= 8, "P 5 us: only %d of 15 bursts late", late);
+    if (k) XT_CHECK_MSG(s.t_iss_steady_ns <= 3.0 * s.t_iss_first_ns + 2000,
+                        "P 60 us: steady %.0f ns vs first %.0f ns", s.t_iss_steady_ns,
+                        s.t_iss_first_ns);
+    printf("  clock P %.0f us: first %.0f ns, steady %.0f ns, late %d/15, rate %.1f GB/s\n",
+           c.period_ns / 1e3, s.t_iss_first_ns, s.t_iss_steady_ns, late, s.rate_gbps);
+  }
+}
+
 static void test_timeout_and_args(void) {
   int sms = 0;
   XT_CHECK(xs_xbench_info(&sms, NULL, g_hbm) == XS_OK && sms > 0);
@@ -249,6 +296,7 @@ int main(void) {
   XT_RUN(test_bytes_hbm);
   XT_RUN(test_bytes_peer);
   XT_RUN(test_modes_and_gaps);
+  XT_RUN(test_clock_mode);
   XT_RUN(test_timeout_and_args);
   XT_RUN(test_csv_fit_roundtrip);
   xs_xbench_destroy(g_hbm);

@@ -837,6 +837,185 @@ static void test_csv_old_columns(void) {
   unlink(path);
 }
 
+/* ------------------------------------------------------------- clock-scheduled sequences ----- */
+
+/* The model run under the clock schedule: burst b scheduled at b*P starts at max(b*P, E_{b-1});
+ * the gap before it is max(0, b*P - E_{b-1}). T[b], g[b] (g[0] = 0), A[b] (its start). */
+static void clock_model(double* T, double* g, double* A, const xs_link_profile* p, double K,
+                        double V, double P, int nb) {
+  xs_burst bs[64];
+  xs_burst_result r[64];
+  double E = 0;
+  for (int b = 0; b < nb; b++) {
+    double Sb = b * P;
+    g[b] = b ? fmax(0.0, Sb - E) : 0.0;
+    A[b] = b ? fmax(Sb, E) : Sb;
+    for (int i = 0; i <= b; i++)
+      bs[i].V = V, bs[i].gap_ns = g[i];
+    XT_CHECK(xs_fluid_simulate(r, NULL, p, K, bs, (size_t)b + 1) == XS_OK);
+    T[b] = r[b].t_iss_ns;
+    E = A[b] + T[b];
+  }
+}
+
+/* Per-producer stamps of that schedule: the producers are served in a rotating order (the one
+ * served last in burst b is (K-1-b) mod K); producer p's end is A_b + T_b (rank+1)/K, its start
+ * max(S_b, its own previous end). Times are ns on a clock starting at t0. */
+static void clock_stamps(xs_xbench_stamp* st, const double* T, const double* A, int K, double P,
+                         int nb, uint64_t t0) {
+  double prev_end[200] = {0};
+  for (int b = 0; b < nb; b++)
+    for (int p = 0; p < K; p++) {
+      int rank = (p + b) % K;
+      double Sb = b * P;
+      double start = b ? fmax(Sb, prev_end[p]) : Sb;
+      double end = A[b] + T[b] * (rank + 1) / K;
+      xs_xbench_stamp* x = &st[(size_t)b * K + p];
+      memset(x, 0, sizeof *x);
+      x->sched_ns = t0 + (uint64_t)llround(Sb);
+      x->start_ns = t0 + (uint64_t)llround(start);
+      x->end_ns = t0 + (uint64_t)llround(end);
+      x->ret_ns = x->end_ns;
+      x->start_cyc = 2 * x->start_ns, x->end_cyc = 2 * x->end_ns;
+      prev_end[p] = end;
+    }
+}
+
+static void check_clock(int K, double V, double G, int nb) {
+  static xs_xbench_stamp st[200 * 64], st2[200 * 64];
+  xs_xbench_burst out[64], out2[64];
+  double T[64], g[64], A[64];
+  xs_link_profile p = host_profile();
+  xs_steady s0;
+  XT_CHECK(xs_fluid_periodic(&s0, &p, K, V, 0) == XS_OK);
+  double P = s0.t_iss_first_ns + G;
+  clock_model(T, g, A, &p, K, V, P, nb);
+  const uint64_t t0 = 1700000000123456789ull;
+  clock_stamps(st, T, A, K, P, nb, t0);
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.V = V;
+  XT_CHECK(xs_xbench_reduce(out, &s, st, K, nb, NULL) == XS_OK);
+  int late = 0;
+  for (int b = 0; b < nb; b++) {
+    XT_CHECK(fabs(out[b].t_iss_ns - T[b]) <= 2.0); /* stamps are whole ns */
+    XT_CHECK(fabs(out[b].gap_before_ns - g[b]) <= 2.0);
+    if (b + 1 < nb) XT_CHECK(fabs(out[b].gap_ns - g[b + 1]) <= 2.0);
+    late += b > 0 && g[b] == 0;
+  }
+  XT_NEAR(s.sched_period_ns, (double)llround(nb > 1 ? P : 0), 1e-12);
+  XT_CHECK(fabs(s.gap_measured_ns - fmax(0.0, s.sched_period_ns - out[0].t_iss_ns)) <= 1e-9);
+  /* the model fed with the reduced gaps gives back the reduced issue times */
+  xs_burst bs[64];
+  xs_burst_result r[64];
+  for (int b = 0; b < nb; b++)
+    bs[b].V = V, bs[b].gap_ns = out[b].gap_before_ns;
+  XT_CHECK(xs_fluid_simulate(r, NULL, &p, K, bs, (size_t)nb) == XS_OK);
+  for (int b = 0; b < nb; b++)
+    XT_CHECK(fabs(r[b].t_iss_ns - out[b].t_iss_ns) <= 1e-3 * out[b].t_iss_ns + 4.0);
+  /* the stamps CSV keeps the schedule: the offline reduction is the same */
+  char path[] = "/tmp/xs_test_clock_XXXXXX";
+  int fd = mkstemp(path);
+  XT_CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+  cfg.K = K, cfg.V = V, cfg.gap_ns = G, cfg.bursts = nb, cfg.sync_mode = XS_SYNC_CLOCK;
+  XT_CHECK(xs_xbench_stamps_csv_write(path, st, &cfg, &s) == XS_OK);
+  xs_xbench_stamp* rd = NULL;
+  xs_xbench_config c2 = XS_XBENCH_CONFIG_INITIALIZER;
+  double V2 = 0;
+  XT_CHECK(xs_xbench_stamps_csv_read(&rd, &c2, &V2, NULL, path, 0) == XS_OK);
+  XT_EQ_INT(c2.sync_mode, XS_SYNC_CLOCK);
+  if (rd) {
+    memcpy(st2, rd, (size_t)nb * K * sizeof *rd);
+    xs_xbench_summary s2;
+    memset(&s2, 0, sizeof s2);
+    s2.V = V2;
+    XT_CHECK(xs_xbench_reduce(out2, &s2, st2, K, nb, NULL) == XS_OK);
+    for (int b = 0; b < nb; b++) {
+      XT_NEAR(out2[b].t_iss_ns, out[b].t_iss_ns, 1e-12);
+      XT_NEAR(out2[b].gap_before_ns, out[b].gap_before_ns, 1e-12);
+    }
+  }
+  free(rd);
+  unlink(path);
+  printf("  clock K %d V %.0f G %.0f us: T_iss first %.2f us, last %.2f us, late bursts %d\n", K,
+         V, G / 1e3, T[0] / 1e3, T[nb - 1] / 1e3, late);
+}
+
+/* Clock-scheduled stamps (fluid model, unfair rotating service, S_b = t0 + b*P) reduce to the
+ * model's per-burst T_iss and gaps, in the drain regime (late bursts: gaps 0) and free. */
+static void test_clock_reduce(void) {
+  check_clock(16, 1048576.0, 0.0, 32);
+  check_clock(16, 1048576.0, 10000.0, 32);
+  check_clock(16, 1048576.0, 20000.0, 32);
+  check_clock(132, 1048576.0, 15000.0, 24);
+  check_clock(16, 65536.0, 50000.0, 8);
+  xs_sync_mode m;
+  XT_CHECK(xs_sync_mode_parse(&m, "clock") == XS_OK);
+  XT_EQ_INT(m, XS_SYNC_CLOCK);
+  XT_CHECK(!strcmp(xs_sync_mode_name(XS_SYNC_CLOCK), "clock"));
+}
+
+/* Clock rows carry seq and gap_before_ns through the calibration CSV into the dataset, and the
+ * dataset predicts each sequence with its own gaps. */
+static void test_clock_rows_dataset(void) {
+  xs_link_profile p = host_profile();
+  const int K = 16, nb = 16;
+  const double V = 1048576.0;
+  double T[64], g[64], A[64];
+  xs_steady s0;
+  XT_CHECK(xs_fluid_periodic(&s0, &p, K, V, 0) == XS_OK);
+  double P = s0.t_iss_first_ns + 5000.0;
+  clock_model(T, g, A, &p, K, V, P, nb);
+  static xs_xbench_stamp st[64 * 16];
+  clock_stamps(st, T, A, K, P, nb, 1000000000000ull);
+  xs_xbench_burst out[64];
+  xs_xbench_summary s;
+  memset(&s, 0, sizeof s);
+  s.V = V;
+  snprintf(s.transport, sizeof s.transport, "host");
+  XT_CHECK(xs_xbench_reduce(out, &s, st, K, nb, NULL) == XS_OK);
+  xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+  cfg.K = K, cfg.V = V, cfg.gap_ns = 5000.0, cfg.bursts = nb, cfg.sync_mode = XS_SYNC_CLOCK;
+  xs_calib_row* rows = NULL;
+  size_t n = 0, cap = 0;
+  XT_CHECK(xs_calib_rows_append(&rows, &n, &cap, &cfg, &s, out, "grid", 6, 0) == XS_OK);
+  XT_EQ_INT((int)n, nb);
+  XT_EQ_INT((int)rows[3].seq, 7);
+  char path[] = "/tmp/xs_test_clockcsv_XXXXXX";
+  int fd = mkstemp(path);
+  XT_CHECK(fd >= 0);
+  if (fd >= 0) close(fd);
+  XT_CHECK(xs_calib_csv_write(path, rows, n) == XS_OK);
+  xs_calib_row* back = NULL;
+  size_t nb2 = 0;
+  XT_CHECK(xs_calib_csv_read(&back, &nb2, path) == XS_OK);
+  XT_EQ_INT((int)nb2, nb);
+  if (back) {
+    XT_EQ_INT((int)back[5].seq, 7);
+    XT_NEAR(back[5].period_ns, s.sched_period_ns, 1e-12);
+  }
+  xs_dataset* ds = NULL;
+  XT_CHECK(xs_dataset_load(&ds, path) == XS_OK);
+  if (ds) {
+    const xs_sample* smp = xs_dataset_samples(ds);
+    double pf[64], pc[64];
+    XT_CHECK(xs_dataset_predict(pf, pc, ds, &p) == XS_OK);
+    for (int b = 0; b < nb; b++) {
+      XT_EQ_INT((int)smp[b].seq, 7);
+      XT_CHECK(fabs(smp[b].gap_before_ns - g[b]) <= 2.0);
+      XT_CHECK(fabs(pf[b] - T[b]) <= 1e-3 * T[b] + 4.0);
+      double t0 = s0.t_iss_first_ns;
+      XT_CHECK(pc[b] >= t0 * (1 - 1e-9));
+    }
+  }
+  xs_dataset_destroy(ds);
+  free(back);
+  free(rows);
+  unlink(path);
+}
+
 int main(void) {
   XT_RUN(test_names);
   XT_RUN(test_plan_quick);
@@ -854,5 +1033,7 @@ int main(void) {
   XT_RUN(test_aggregate_issue);
   XT_RUN(test_stamps_merged);
   XT_RUN(test_csv_old_columns);
+  XT_RUN(test_clock_reduce);
+  XT_RUN(test_clock_rows_dataset);
   return XT_END();
 }

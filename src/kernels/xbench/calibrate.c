@@ -27,6 +27,7 @@ typedef struct calib_run {
   double kernel_ms;
   double t_begin, budget_s;
   int stopped; /* the measured time reached the budget: remaining points skipped */
+  const xs_link_profile* centre; /* clock mode: P = T0(K, V) of this profile + G */
 } calib_run;
 
 static double now_s(void) {
@@ -70,6 +71,15 @@ static xs_result measure(calib_run* r, seq* out, const xs_sweep_point* pts, size
     c.flavour = r->cfg->flavour;
     c.gap_mode = r->cfg->gap_mode;
     c.sync_mode = r->cfg->sync_mode;
+    if (c.sync_mode == XS_SYNC_CLOCK) {
+      /* the schedule: burst b at b*P, P = T0 + G (T0 of the profile the phase is centred on);
+       * in the drain regime later bursts start late and their gaps shrink (recorded per burst) */
+      double t0 = 0;
+      xs_steady st;
+      if (r->centre && xs_fluid_periodic(&st, r->centre, (double)c.K, c.V, 0.0) == XS_OK)
+        t0 = st.t_iss_first_ns; /* the first burst, from idle */
+      c.period_ns = t0 > 0 ? t0 + c.gap_ns : 0.0; /* 0: the embedded profile's T0 */
+    }
     xs_result res = xs_xbench_measure(r->bursts, NULL, &out[i].s, r->bench, &c);
     if (res != XS_OK) {
       xsi_error_prefix("%s point %zu (K %d, V %.0f, G %.0f ns)", label, i, c.K, c.V, c.gap_ns);
@@ -102,6 +112,8 @@ static xs_result rows_dataset(xs_dataset** ds, const calib_run* r, const char* c
     s[n].K = w->K, s[n].V = w->V, s[n].G = w->gap_ns;
     s[n].burst_index = w->burst_index, s[n].t_iss_ns = w->t_iss_ns;
     s[n].t_iss_mean_ns = w->t_iss_mean_ns;
+    if (w->seq >= 1 && isfinite(w->gap_before_ns) && w->gap_before_ns >= 0)
+      s[n].seq = w->seq, s[n].gap_before_ns = w->gap_before_ns;
     n++;
   }
   xs_result res = xs_dataset_from_samples(ds, s, n);
@@ -287,12 +299,14 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   so.max_V = (double)xsi_xbench_ring_bytes(r.bench);
   so.budget_ns = budget * 1e9;
   XSI_CHECK_GOTO(xs_sweep_plan(pts, XS_SWEEP_MAX_POINTS, &npr, 0, &so, &guess), res, fail);
+  r.centre = &guess;
   XSI_CHECK_GOTO(measure(&r, pr, pts, npr, 0.05, 0.35, "probe"), res, fail);
   xs_link_profile centre;
   XSI_CHECK_GOTO(analyse_probes(&centre, &rep, &r, pr, npr, &guess), res, fail);
 
   /* 2. the grid around each (K, V)'s predicted transition, and the repeatability runs */
   XSI_CHECK_GOTO(xs_sweep_plan(pts, XS_SWEEP_MAX_POINTS, &ngr, 1, &so, &centre), res, fail);
+  r.centre = &centre;
   XSI_CHECK_GOTO(measure(&r, gr, pts, ngr, 0.35, 0.90, "grid"), res, fail);
 
   /* 3. CSV (read back: the round trip is part of the check), then the analysis: medians over

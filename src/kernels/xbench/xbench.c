@@ -18,7 +18,7 @@ struct xs_xbench {
   size_t ring;             /* bytes usable for burst slots */
   unsigned char* host;     /* XS_TARGET_HOST: host address of the ring (+ flags), else NULL */
   unsigned char* dev;      /* device address of the ring; flags at dev + ring */
-  uint32_t* barrier;       /* [0] barrier counter, [1] status */
+  uint32_t* barrier;       /* [0] barrier counter, [1] status, [2..3] clock mode's t0 (u64) */
   float* sink;             /* XS_XBENCH_THREADS floats */
   uint64_t* scratch;       /* 1 word for calibration kernels */
   xs_xbench_stamp* stamps; /* device, stamp_cap entries */
@@ -137,7 +137,7 @@ xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t
   }
   {
     void* p = NULL;
-    XSI_CUDA_GOTO(cudaMalloc(&p, 2 * sizeof(uint32_t)), res, fail);
+    XSI_CUDA_GOTO(cudaMalloc(&p, 4 * sizeof(uint32_t)), res, fail);
     b->barrier = (uint32_t*)p;
     XSI_CUDA_GOTO(cudaMalloc(&p, XS_XBENCH_THREADS * sizeof(float)), res, fail);
     b->sink = (float*)p;
@@ -263,8 +263,14 @@ static xs_result check_config(const xs_xbench* b, const xs_xbench_config* c) {
   XSI_ARG((unsigned)c->flavour < XS_FLAVOUR_COUNT, "xbench config: bad flavour %d",
           (int)c->flavour);
   XSI_ARG(c->gap_mode == XS_GAP_FMA || c->gap_mode == XS_GAP_SPIN, "xbench config: bad gap mode");
-  XSI_ARG(c->sync_mode == XS_SYNC_GRID || c->sync_mode == XS_SYNC_FREE,
+  XSI_ARG(c->sync_mode == XS_SYNC_GRID || c->sync_mode == XS_SYNC_FREE ||
+              c->sync_mode == XS_SYNC_CLOCK,
           "xbench config: bad sync mode");
+  XSI_ARG(isfinite(c->period_ns) && c->period_ns >= 0 && c->period_ns <= 1e9,
+          "xbench config: period must be in [0, 1 s] (got %g ns)", c->period_ns);
+  XSI_ARG(c->sync_mode != XS_SYNC_CLOCK || c->period_ns * c->bursts <= 600e9,
+          "xbench config: clock mode: period x bursts must be <= 600 s (got %g s)",
+          c->period_ns * c->bursts / 1e9);
   XSI_ARG(c->timeout_ms > 0 && c->timeout_ms <= 600e3,
           "xbench config: timeout_ms must be in (0, 600000] (got %g)", c->timeout_ms);
   return XS_OK;
@@ -322,7 +328,7 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
     memset(b->host + b->ring, 0, XB_FLAG_BYTES);
   else
     XSI_CUDA_GOTO(cudaMemsetAsync(b->dev + b->ring, 0, XB_FLAG_BYTES, b->stream), res, fail);
-  XSI_CUDA_GOTO(cudaMemsetAsync(b->barrier, 0, 2 * sizeof(uint32_t), b->stream), res, fail);
+  XSI_CUDA_GOTO(cudaMemsetAsync(b->barrier, 0, 4 * sizeof(uint32_t), b->stream), res, fail);
   XSI_CUDA_GOTO(cudaMemsetAsync(b->stamps, 0, nst * sizeof(xs_xbench_stamp), b->stream), res, fail);
   if (cfg->warmup) XSI_CHECK_GOTO(xsi_xb_touch(b->dev, used, b->sink, b->stream), res, fail);
   {
@@ -343,6 +349,13 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
     p.status = b->barrier + 1;
     /* a barrier waits for the slowest producer's gap too: the bound covers it */
     p.timeout_ns = (uint64_t)(cfg->timeout_ms * 1e6 + 2.0 * cfg->gap_ns);
+    if (cfg->sync_mode == XS_SYNC_CLOCK) {
+      double P = cfg->period_ns > 0 ? cfg->period_ns
+                                    : xs_xbench_default_period(cfg->target, K, s.V, cfg->gap_ns);
+      p.period_ns = (uint64_t)llround(P > 1.0 ? P : 1.0);
+      p.lead_ns = 20000; /* 20 us: the start barrier's release reaches every CTA within it */
+      p.t0_word = (unsigned long long*)(b->barrier + 2);
+    }
     p.stamps = b->stamps;
     p.sink = b->sink;
     XSI_CHECK_GOTO(xsi_xb_launch(&p, b->stream, b->ev0, b->ev1), res, fail);

@@ -50,6 +50,10 @@ typedef struct xsi_xb_params {
   uint64_t gap_ns;                  /* spin mode */
   uint64_t gap_iters;               /* FMA mode: loop iterations (4 FMAs each per thread) */
   uint32_t tag;                     /* burst b of st flavours stores tag + b */
+  uint64_t period_ns;               /* clock mode: the schedule's period P */
+  uint64_t lead_ns;                 /* clock mode: S_0 = t0 + lead (covers the start barrier) */
+  unsigned long long* t0_word;      /* clock mode: max of the producers' clocks before the start
+                                     * barrier (zeroed before the launch) */
   uint32_t* barrier;                /* grid barrier arrival counter (zeroed before the launch) */
   uint32_t* status;                 /* XSI_XB_OK / XSI_XB_TIMEOUT */
   uint64_t timeout_ns;              /* bound on every spin */

@@ -1,8 +1,9 @@
 /* xbench_kernel.cu — the X-Stage microbenchmark kernels.
  *
- *   xbench_burst_kernel   K producer CTAs x 256 threads; per burst: [grid barrier] -> issue
- *                         V/K bytes (one of four store flavours) [-> flag] -> stamps -> gap
- *                         (FMA loop or %globaltimer spin) -> gap-end stamp. Launched
+ *   xbench_burst_kernel   K producer CTAs x 256 threads; per burst: [sync: grid barrier |
+ *                         clock: %globaltimer wait for S_b = t0 + b*P] -> issue V/K bytes (one
+ *                         of four store flavours) [-> flag] -> stamps -> gap (sync/free: FMA
+ *                         loop or %globaltimer spin) -> gap-end stamp. Launched
  *                         cooperatively: all K CTAs are co-resident, so the barrier cannot
  *                         deadlock; it is also bounded.
  *   xbench_touch_kernel   one read per 4 KiB page of the target (warm-up, contents unchanged)
@@ -98,6 +99,7 @@ static __device__ __forceinline__ void xb_store_burst(unsigned char* dst, uint32
 __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_params p) {
   extern __shared__ __align__(128) unsigned char xb_smem[];
   __shared__ int s_go;
+  __shared__ unsigned long long s_t0;
   __shared__ xs_xbench_stamp s_stamps[XB_SMEM_STAMPS];
   const int pid = blockIdx.x;
   const int tid = threadIdx.x;
@@ -114,17 +116,37 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
     xs_fence_proxy_async_smem();
   }
   for (int b = tid; b < XB_SMEM_STAMPS; b += XB_THREADS)
-    s_stamps[b] = xs_xbench_stamp{0, 0, 0, 0, 0, 0};
+    s_stamps[b] = xs_xbench_stamp{0, 0, 0, 0, 0, 0, 0};
   float acc = 0.f;
   const uint32_t n16 = p.per_prod / 16;
 
-  /* Start barrier in both modes: burst 0 starts from an idle stage with every producer
-   * resident. Free mode has no other barrier. */
+  /* Clock mode: the common t0 is the latest producer clock before the start barrier, written
+   * before it (atomicMax, fenced: nothing is outstanding yet) and read after it, before any
+   * timed store; S_0 = t0 + lead leaves every producer time to read it. */
+  const int clock = p.sync_mode == XS_SYNC_CLOCK;
+  if (clock && tid == 0) {
+    atomicMax(p.t0_word, (unsigned long long)xs_globaltimer());
+    __threadfence();
+  }
+  /* Start barrier in all modes: burst 0 starts from an idle stage with every producer
+   * resident. Free and clock mode have no other barrier. */
   if (!xb_grid_barrier(p, &s_go)) return;
+  if (clock) {
+    if (tid == 0) s_t0 = atomicAdd(p.t0_word, 0ull) + p.lead_ns;
+    __syncthreads();
+  }
 
   for (int b = 0; b < p.bursts; b++) {
-    /* Phase 1: burst start (sync mode: after the grid barrier). */
+    /* Phase 1: burst start (sync mode: after the grid barrier; clock mode: at S_b, or at once
+     * when this producer is still late from burst b-1; the wait reads only the clock). */
     if (b > 0 && p.sync_mode == XS_SYNC_GRID && !xb_grid_barrier(p, &s_go)) break; /* timeout */
+    const uint64_t sched = clock ? s_t0 + (uint64_t)b * p.period_ns : 0;
+    if (clock) {
+      if (tid == 0)
+        while (xs_globaltimer() < sched) {
+        }
+      __syncthreads();
+    }
     uint64_t t_start = 0, c_start = 0, t_ret = 0;
     if (tid == 0) {
       t_start = xs_globaltimer();
@@ -175,11 +197,13 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
       s->end_ns = t_end;
       s->start_cyc = c_start;
       s->end_cyc = c_end;
+      s->sched_ns = sched;
     }
     __syncthreads(); /* the gap starts when the whole CTA's issue (and flag) has ended */
 
-    /* Phase 3: the gap (not after the last burst). */
+    /* Phase 3: the gap (not after the last burst; clock mode: the wait for S_{b+1}). */
     if (b + 1 == p.bursts) break;
+    if (clock) continue;
     if (p.gap_mode == XS_GAP_FMA) {
       acc += xb_fma_loop(p.gap_iters, (float)tid * 1e-3f + acc * 1e-9f);
     } else if (tid == 0) {
