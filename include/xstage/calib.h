@@ -129,7 +129,10 @@ typedef struct xs_xbench_stamp {
 /* One burst, reduced over the producers (xs_xbench_reduce). The K producers are one AGGREGATE
  * issuer whose progress is the slowest producer's (docs/calibration.md, "What T_iss means"):
  * S_0 = the earliest producer start of burst 0 (right after the start barrier), E_b = the
- * latest producer end of burst b, M_b = the mean producer end of burst b, G_b = the producers'
+ * time by which (b+1)*K producer-bursts have ended (the ((b+1)K)-th earliest end over all
+ * producers and bursts: (b+1)*V bytes issued, whichever producers issued them; while the
+ * producers stay aligned this is the latest producer end of burst b), M_b = the mean producer
+ * end of burst b, G_b = the producers'
  * mean own compute-gap time before burst b (gap_end_ns - end_ns of burst b-1; G_0 = 0):
  *   t_iss(0) = E_0 - S_0,  t_iss(b) = E_b - E_{b-1} - G_b;
  *   t_iss_mean(0) = M_0 - S_0,  t_iss_mean(b) = M_b - M_{b-1} - G_b, within [1 ns, t_iss(b)].
