@@ -2,6 +2,7 @@
 #ifndef XSTAGE_WORLD_INTERNAL_H
 #define XSTAGE_WORLD_INTERNAL_H
 
+#include "core/cuda_check.h"
 #include "core/internal.h"
 #include "core/symheap.h"
 #include "world/bootstrap.h"
@@ -16,16 +17,6 @@ extern "C" {
 /* Bytes reserved after each heap for its signal pad (XS_PAD_WORDS words, padded). */
 #define XSI_PAD_BYTES ((size_t)65536)
 
-/* A CUDA call that fails sets XS_ERR_CUDA with file:line, the call and CUDA's message. */
-#define XSI_CUDA_GOTO(call, res, label)                                                            \
-  do {                                                                                             \
-    cudaError_t xsi_e_ = (call);                                                                   \
-    if (xsi_e_ != cudaSuccess) {                                                                   \
-      (res) = xsi_set_error(XS_ERR_CUDA, "%s:%d: %s: %s", __FILE__, __LINE__, #call,               \
-                            cudaGetErrorString(xsi_e_));                                           \
-      goto label;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 /* One launch target: a GPU this process drives and the ranks it runs. */
 typedef struct xsi_target {

@@ -4,6 +4,7 @@
 #ifndef XSTAGE_XBENCH_INTERNAL_H
 #define XSTAGE_XBENCH_INTERNAL_H
 
+#include "core/cuda_check.h"
 #include "core/internal.h"
 
 #include <cuda_runtime_api.h>
@@ -13,17 +14,6 @@
 extern "C" {
 #endif
 
-/* Every CUDA call is checked: failure sets XS_ERR_CUDA with file:line, the call and CUDA's
- * message, and jumps to `label` with `res` set. */
-#define XSI_CUDA_GOTO(call, res, label)                                                            \
-  do {                                                                                             \
-    cudaError_t xsi_e_ = (call);                                                                   \
-    if (xsi_e_ != cudaSuccess) {                                                                   \
-      (res) = xsi_set_error(XS_ERR_CUDA, "%s:%d: %s: %s", __FILE__, __LINE__, #call,               \
-                            cudaGetErrorString(xsi_e_));                                           \
-      goto label;                                                                                  \
-    }                                                                                              \
-  } while (0)
 
 /* The 16 bytes stored at 16-byte chunk `chunk` of a burst tagged `tag` (st flavours: chunk =
  * index of the chunk in the burst's slot; TMA: chunk = producer * 2048 + index in the 32 KB
