@@ -6,37 +6,13 @@
 # "$OUT/attention.log"; a summary table is printed last. About 150 s at most: every step has
 # its own timeout.
 set -u
-NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH="$NV/cublas/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}"
-OUT=${OUT:-/tmp/xs_out}
-mkdir -p "$OUT"
-LOG="$OUT/attention.log"
-: >"$LOG"
+. "$(dirname "$0")/lib.sh"
+xs_gpu_init attention
 BUILD=${BUILD:-build}   # the build folder (default ./build, as the lead builds it)
 BIN=$BUILD/xstage
 PY=/opt/torch/.venv/bin/python3
 [ -x "$PY" ] || PY=python3
-SUM=""
-t_start=$(date +%s)
-
-# step NAME LIMIT CMD...: runs CMD under a timeout, output to the log and the terminal.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  local dt=$(( $(date +%s) - t0 ))
-  [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s" | tee -a "$LOG"
-  SUM+="$(printf '%-34s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
-}
-
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1
-  git log -1 --format='commit %h %s' 2>/dev/null
-} | tee -a "$LOG"
+xs_gpu_header
 
 # SASS: version 2 must use HGMMA (wgmma), not HMMA, and spill nothing to local memory.
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)

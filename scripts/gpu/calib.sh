@@ -11,36 +11,12 @@
 # xs_xbench_reduce redo the reduction offline); 8 files with the log. Summary table last. About 5 minutes at most: every step has its own
 # timeout, and the calibrations have a wall-clock budget.
 set -u
-NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH="$NV/nccl/lib:$NV/cublas/lib:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0
-OUT=${OUT:-/tmp/xs_out}
+. "$(dirname "$0")/lib.sh"
+xs_gpu_init calib
 mkdir -p "$OUT/calib"
-LOG="$OUT/calib.log"
-: >"$LOG"
 BIN=build/xstage
-SUM=""
-t_start=$(date +%s)
-
-# step NAME LIMIT CMD...: runs CMD under a timeout, output to the log and the terminal.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  local dt=$(( $(date +%s) - t0 ))
-  [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s" | tee -a "$LOG"
-  SUM+="$(printf '%-44s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
-}
-
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
-  git log -1 --format='commit %h %s' 2>/dev/null
-  ls -la "$BIN" build/test_xbench build/test_sweep 2>&1
-} | tee -a "$LOG"
+STEP_W=44
+xs_gpu_header ls -la "$BIN" build/test_xbench build/test_sweep
 
 # Tests first: a fault or a hang shows here, with its configuration, before the long steps.
 step "test_sweep (CPU)" 30 build/test_sweep

@@ -6,34 +6,11 @@
 # (`xstage balance fit`). Writes "$OUT/tempo_profile.csv" and "$OUT/tempo.log"; prints a summary
 # table last (fitted a, b, c, beta, n* per model; dispatch kernel us). About 90 s at most.
 set -u
-NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH="$NV/cublas/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0
-OUT=${OUT:-/tmp/xs_out}
-mkdir -p "$OUT"
-LOG="$OUT/tempo.log"
+. "$(dirname "$0")/lib.sh"
+xs_gpu_init tempo
 CSV="$OUT/tempo_profile.csv"
-: >"$LOG"
-SUM=""
-
-# step NAME LIMIT CMD...: runs CMD under a timeout, output to the log and the terminal.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  local dt=$(( $(date +%s) - t0 ))
-  [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s" | tee -a "$LOG"
-  SUM+="$(printf '%-30s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
-}
-
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1
-  git log -1 --format='commit %h %s' 2>/dev/null
-} | tee -a "$LOG"
+STEP_W=30
+xs_gpu_header
 
 for b in build/test_dispatch build/bench_tempo_profile build/xstage; do
   [ -x "$b" ] || echo "=== missing $b (build ./build first; this script does not rebuild)" | tee -a "$LOG"
