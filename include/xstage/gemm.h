@@ -54,11 +54,13 @@ typedef enum xs_gemm_version {
                      7168 columns are 32 tiles, one wave of 132 SMs at 512 rows) */
   XS_GEMM_V5 = 5, /* Hopper: the same with tiles 128x192 (2048x3072: 256 tiles, two full waves
                      where 128x128 runs 2.9; with SiLU*mul 16-byte stores) */
+  XS_GEMM_V6 = 6, /* Hopper: the same with tiles 128x208 and 16-byte stores (grouped: a tile
+                     count that needs as many waves as 128x224, on narrower tiles) */
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5, 16-byte stores on v4) */
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5, 16-byte stores on v4/v6) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -71,8 +73,8 @@ typedef enum xs_gemm_act {
  * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
  * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
 typedef struct xs_gemm_tile_dst {
-  void* base; /* bf16 elements; 16-byte aligned for v2-v5 */
-  int64_t ld; /* elements between rows; a multiple of 8 for v2-v5 */
+  void* base; /* bf16 elements; 16-byte aligned for v2-v6 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2-v6 */
 } xs_gemm_tile_dst;
 
 /* The epilogue hook, passed by value down to the kernel. */
@@ -135,7 +137,7 @@ typedef struct xs_gemm_tiling {
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
  * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
- * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v5 query
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v6 query
  * the device (XS_ERR_NO_DEVICE without one). */
 xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
 

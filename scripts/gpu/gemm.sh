@@ -50,7 +50,7 @@ left() {
   git log -1 --format='commit %h %s' 2>/dev/null
 } | tee -a "$LOG"
 
-# SASS: v2-v5 must use HGMMA (wgmma) and spill nothing (LDL/STL) — per GEMM kernel.
+# SASS: v2-v6 must use HGMMA (wgmma) and spill nothing (LDL/STL) — per GEMM kernel.
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 LIB=$(ls build/libxstage.so* 2>/dev/null | head -1)
 [ -n "$LIB" ] || LIB=$BIN
@@ -72,7 +72,7 @@ else
 fi
 
 # Small runs first: a fault or a hang shows here, with its shape, before the long steps.
-# (v2-v5 producers trap after 4 s stuck on a barrier: "unspecified launch failure".)
+# (v2-v6 producers trap after 4 s stuck on a barrier: "unspecified launch failure".)
 step "smoke 256x256x256" 15 "$BIN" bench gemm --M 256 --N 256 --K 256 --reps 3
 step "smoke 129x136x72" 10 "$BIN" bench gemm --M 129 --N 136 --K 72 --reps 3
 step "test_gemm_sched" 10 build/test_gemm_sched

@@ -16,7 +16,7 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper; /* v2-v5 can run here */
+static int g_hopper; /* v2-v6 can run here */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -197,7 +197,7 @@ done:
 }
 
 static void run_versions(const problem* pr, const char* tag) {
-  for (int ver = 1; ver <= 5; ver++) {
+  for (int ver = 1; ver <= 6; ver++) {
     variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0};
     run_one(pr, &v, tag);
   }
@@ -232,7 +232,7 @@ static void test_epilogues_and_orders(void) {
   problem p = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 0};
   problem s = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 1}; /* SiLU: I = 520 */
   problem s_odd = {XS_GEMM_DENSE, 65, 126, 63, 0, NULL, 1}; /* I = 63: v1 only */
-  for (int ver = 1; ver <= 5; ver++) {
+  for (int ver = 1; ver <= 6; ver++) {
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
     variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
@@ -261,7 +261,7 @@ static void test_grouped(void) {
     run_versions(&c, "contig");
     run_versions(&m, "masked");
     run_versions(&odd, "masked");
-    for (int ver = 1; ver <= 5; ver++) {
+    for (int ver = 1; ver <= 6; ver++) {
       variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1};
       run_one(&c, &v, "contig");
       run_one(&m, &v, "masked");
@@ -271,7 +271,7 @@ static void test_grouped(void) {
   run_versions(&empty, "empty");
 }
 
-/* MASKED with many skewed experts: v2-v5 walk the compacted schedule (only tiles with work,
+/* MASKED with many skewed experts: v2-v6 walk the compacted schedule (only tiles with work,
  * built in the kernel from the device counts) up to XSG_MASKED_MAX_EXPERTS = 256 experts, and
  * the whole buffer beyond that. Flags check that each tile with work ran exactly once. */
 static void test_masked_schedules(void) {
@@ -283,7 +283,7 @@ static void test_masked_schedules(void) {
   problem z = {XS_GEMM_GROUPED_MASKED, 520, 272, 64, 40, zipf, 0};
   problem zs = {XS_GEMM_GROUPED_MASKED, 520, 272, 64, 40, zipf, 1};
   problem wide = {XS_GEMM_GROUPED_MASKED, 8, 64, 64, 260, many, 0};
-  for (int ver = 1; ver <= 5; ver++) {
+  for (int ver = 1; ver <= 6; ver++) {
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
     variant map_n = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1};
@@ -324,7 +324,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v5 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v6 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -335,7 +335,7 @@ int main(void) {
   XT_RUN(test_masked_schedules);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v5 on shapes TMA cannot describe)\n", g_runs,
+  printf("# %d runs checked, %d unsupported (v2-v6 on shapes TMA cannot describe)\n", g_runs,
          g_unsupported);
   cublasDestroy(g_blas);
   return XT_END();

@@ -281,14 +281,15 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[6] = {"auto",
+  static const char* names[7] = {"auto",
                                  "v1 simt 64x64",
                                  "v2 wgmma 128x128",
                                  "v3 wgmma 128x256",
                                  "v4 wgmma 128x224",
-                                 "v5 wgmma 128x192"};
-  int plain_at[6], hook_at[6]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 6; v++)
+                                 "v5 wgmma 128x192",
+                                 "v6 wgmma 128x208"};
+  int plain_at[7], hook_at[7]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 7; v++)
     plain_at[v] = hook_at[v] = -1;
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
@@ -297,7 +298,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   const int v1_alone = ta.version != XS_GEMM_V1;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
-  for (int v = 1; v <= 5; v++) {
+  for (int v = 1; v <= 6; v++) {
     xs_gemm_args av = a;
     av.version = (xs_gemm_version)v;
     std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
@@ -334,7 +335,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
     /* Hook: the same GEMM storing every tile through a map into another HBM region, for each
      * Hopper version (and v1 when AUTO falls back to it). */
     XSI_CHECK(alloc(b, &C2, (size_t)M * N * 2));
-    for (int v = 1; v <= 5; v++) {
+    for (int v = 1; v <= 6; v++) {
       xs_gemm_tiling t;
       xs_gemm_args av = a;
       av.version = (xs_gemm_version)v;
@@ -392,12 +393,12 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                     rounds_of(b), drift);
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
-    double over[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
-    for (int v = 1; v <= 5; v++)
+    double over[7] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    for (int v = 1; v <= 6; v++)
       if (plain_at[v] >= 0 && hook_at[v] >= 0)
         over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
     at += snprintf(detail + at, dl - at, "\n#   hook overhead, interleaved with plain:");
-    for (int v = 1; v <= 5 && at > 0 && (size_t)at < dl; v++)
+    for (int v = 1; v <= 6 && at > 0 && (size_t)at < dl; v++)
       if (!isnan(over[v])) at += snprintf(detail + at, dl - at, " v%d %+.1f%%", v, over[v]);
     if (at > 0 && (size_t)at < dl)
       snprintf(detail + at, dl - at, "; AUTO picks v%d: %+.1f%% (target <= 3%%)", (int)ta.version,
@@ -532,14 +533,15 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* names[6] = {"auto",          "contig v1 simt", "contig v2 128",
-                                 "contig v3 256", "contig v4 224",  "contig v5 192"};
+  static const char* names[7] = {"auto",          "contig v1 simt", "contig v2 128",
+                                 "contig v3 256", "contig v4 224",  "contig v5 192",
+                                 "contig v6 208"};
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   /* NOTE: v5 is timed here although AUTO does not pick it for grouped problems yet: its
-   * figures decide whether it should. */
-  for (int v = 1; v <= 5; v++) {
+   * figures decide whether it should. v6 (128x208) is picked for grouped problems only. */
+  for (int v = 1; v <= 6; v++) {
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
     av.version = (xs_gemm_version)v;

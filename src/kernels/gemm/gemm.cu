@@ -39,7 +39,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v5 cannot run this problem, or NULL when they can. */
+/* Why v2-v6 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -55,7 +55,8 @@ void tile_shape(xs_gemm_version v, int silu, int* tm, int* tn) {
            : v == XS_GEMM_V2 ? 128
            : v == XS_GEMM_V3 ? 256
            : v == XS_GEMM_V4 ? 224
-                             : 192;
+           : v == XS_GEMM_V5 ? 192
+                             : 208;
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
@@ -76,7 +77,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V5, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V6, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -140,9 +141,20 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * 1.08 of v3's, v4 at 1.04 and v2 at 1.25, so v5 sits between v4 and v2. At 2048x3072x4096
    * v5 runs 2 waves of 192 columns (256 tiles on 132 SMs) against v2's 3 of 128: the same
    * columns per busiest CTA, fewer bytes per flop; AUTO takes v5 there for any weight < 112, and
-   * keeps v3 at 8192^3 for any weight > 101.6 (v5 21 waves x 192 vs v3 16 x 256). Grouped
-   * problems keep run 3's choice among v2-v4 (v5 is measured on them first). */
-  enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106 };
+   * keeps v3 at 8192^3 for any weight > 101.6 (v5 21 waves x 192 vs v3 16 x 256).
+   * v6 (128x208, tuning round 4, measured in run 5; grouped only): weight 107, an estimate (the
+   * shared-memory bytes per FMA above put 128x208 at 1.058 of v3's against v4's 1.036:
+   * 105 x 1.058 / 1.036). It exists
+   * for the grouped case that missed 0.80 in runs 3-4, Qwen3-235B gate/up E=8 T=512 Zipf
+   * (34 m-blocks, 1536 SiLU output columns): v4 476 tiles = 3.61 waves -> 4 x 224 = 896
+   * columns per busiest CTA, v6 510 tiles = 3.86 -> 4 x 208 = 832 (v3 4 x 256, v5 5 x 192,
+   * v2 7 x 128: all >= 896). On the bench's 48 grouped cases (contig and masked) v6 replaces
+   * v4 in 9 layouts, each at 208 / 224 of v4's columns and the same waves, for any weight
+   * from 105 to 113; no other pick changes (below 105 it would start taking v3's). Dense
+   * problems do not weigh it (at 4096x28672x8192 its 34 waves x 208 would undercut v3's
+   * 28 x 256 for a weight < 101.3, unmeasured). Grouped problems do not weigh v5 (measured on
+   * them first). */
+  enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106, W6 = 107 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
   fill_tiling(&t3, a, silu, XS_GEMM_V3);
@@ -154,7 +166,12 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   int64_t best = c3;
   if (c4 < best) *t = t4, best = c4;
   if (c2 < best) *t = t2, best = c2;
-  if (a->layout == XS_GEMM_DENSE) {
+  if (a->layout != XS_GEMM_DENSE) {
+    xs_gemm_tiling t6;
+    fill_tiling(&t6, a, silu, XS_GEMM_V6);
+    const int64_t c6 = (int64_t)xsg_cdiv(t6.count, dev.sms) * 208 * W6;
+    if (c6 < best) *t = t6;
+  } else {
     xs_gemm_tiling t5;
     fill_tiling(&t5, a, silu, XS_GEMM_V5);
     const int64_t c5 = (int64_t)xsg_cdiv(t5.count, dev.sms) * 192 * W5;
@@ -269,16 +286,16 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     err = xsg_launch_v1(&p, ctas, s);
   } else {
     int tm_unused, bn;
-    tile_shape(t.version, 0, &tm_unused, &bn); /* B rows per tile: 128 / 256 / 224 / 192 */
+    tile_shape(t.version, 0, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
     const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
     const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
-    /* v4 stores with 16-byte stores and needs no C map (v5 with SiLU does too: its map is
+    /* v4 and v6 store with 16-byte stores and need no C map (v5 with SiLU does too: its map is
      * built but not used). */
-    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4)
+    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
     err = xsg_launch_hopper(&p, bn, &ma, &mb, &mc, ctas, s);
   }

@@ -10,7 +10,7 @@
 #include "kernels/gemm/sched.h"
 #include "xstage/gemm.h"
 
-/* Experts up to which v2-v5 compact the MASKED schedule (a prefix of E + 1 ints in shared
+/* Experts up to which v2-v6 compact the MASKED schedule (a prefix of E + 1 ints in shared
  * memory); beyond it they walk the whole buffer and skip empty tiles. */
 #define XSG_MASKED_MAX_EXPERTS 256
 
@@ -22,7 +22,7 @@ typedef struct xsg_params {
   int n_out;     /* output columns: N, or N / 2 with SILU_MUL */
   int experts;
   int tile_m, tile_n; /* output tile */
-  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v5 use the tensor maps) */
+  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v6 use the tensor maps) */
   const uint16_t* B;
   uint16_t* C;
   const int32_t* m_offsets; /* CONTIG */
@@ -30,7 +30,7 @@ typedef struct xsg_params {
   xs_gemm_epilogue epi;
   const int32_t* order_list; /* ORDER_LIST, or NULL for the raster order */
   int positions;             /* schedule length: ntiles of the list, or the tile count */
-  int compact; /* v2-v5 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
+  int compact; /* v2-v6 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
                   tiles with work (sched.h xsg_masked_tile); positions is then an upper bound */
 } xsg_params;
 
@@ -62,8 +62,8 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
 
 /* Launchers (gemm_v1.cu, gemm_v2.cu). ctas: persistent grid size (already clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
-/* bn: 128 (v2), 256 (v3), 224 (v4) or 192 (v5). The maps: A box {64, 128, 1}, B box {64, bn/2,
- * 1}, C box {64, 64, 1}, all with 128-byte swizzle (built by gemm.cu). */
+/* bn: 128 (v2), 256 (v3), 224 (v4), 192 (v5) or 208 (v6). The maps: A box {64, 128, 1}, B box
+ * {64, bn/2, 1}, C box {64, 64, 1}, all with 128-byte swizzle (built by gemm.cu). */
 cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* map_a,
                               const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
                               cudaStream_t stream);

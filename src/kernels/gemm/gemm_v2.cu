@@ -1,5 +1,5 @@
-/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128), v3 (128x256), v4 (128x224) and v5 (128x192),
- * one template.
+/* gemm_v2.cu — the Hopper GEMM: v2 (tiles 128x128), v3 (128x256), v4 (128x224), v5 (128x192) and
+ * v6 (128x208), one template.
  *
  * Per CTA (persistent, one per SM, 384 threads = 3 warpgroups):
  *   warpgroup 0  producer: one thread streams A and B k-blocks (64 wide) with TMA into a ring of
@@ -8,8 +8,9 @@
  *                m64nBNk16 from shared memory into fp32 registers (setmaxnreg.inc), then the
  *                epilogue: registers -> bf16 (or silu(gate)*up) -> swizzled shared staging ->
  *                TMA store (STORE_LOCAL on v2/v3/v5) or 16-byte stores (STORE_MAP through the
- *                tile's map entry; STORE_LOCAL on v4, whose 224-column tile is not a whole
- *                number of 64-column TMA boxes, and on v5 with SiLU, 96 output columns) ->
+ *                tile's map entry; STORE_LOCAL on v4 and v6, whose 224- and 208-column tiles
+ *                are not a whole number of 64-column TMA boxes, and on v5 with SiLU, 96
+ *                output columns) ->
  *                optional per-tile flag.
  * Barriers (one parity bit each, flipped when the slot index wraps):
  *   full[s]   count 1: the producer's arrive.expect_tx + the TMA bytes of slot s landing.
@@ -47,8 +48,9 @@ __device__ __forceinline__ void wait_timed(uint64_t* bar, uint32_t parity) {
 template <int BN_> struct hopper_cfg {
   static constexpr int BM = 128; /* tile rows: two consumer warpgroups x 64 */
   static constexpr int BN = BN_; /* tile columns in B-row space (output: BN, or BN/2 SiLU) */
-  /* NOTE: v4's 224 columns are 3.5 TMA store boxes of 64: a 64-wide box would write into the
-   * neighbour tile, so v4 stores from the staging buffer with 16-byte stores instead. */
+  /* NOTE: v4's 224 columns are 3.5 TMA store boxes of 64 (v6's 208: 3.25): a 64-wide box would
+   * write into the neighbour tile, so v4 and v6 store from the staging buffer with 16-byte
+   * stores instead. */
   static constexpr bool TMA_C = BN % 64 == 0;
   /* With SiLU*mul a tile has BN/2 output columns: whole boxes for v2 (64) and v3 (128); v5's 96
    * are not, so v5 with SiLU stores with 16-byte stores too. */
@@ -66,7 +68,7 @@ template <int BN_> struct hopper_cfg {
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
   /* Output staging: each consumer stages 64 rows x STAGE_COLS columns at a time, in 64-column
    * chunks of 8 KB (a partial chunk still spans its 8 swizzled 16-byte units); wider tiles
-   * (v3, v4 without SiLU) go out in PASSES passes.
+   * (v3, v4, v6 without SiLU) go out in PASSES passes.
    * NOTE: run 1 had v3 stage the whole 128x256 tile (64 KB), leaving room for 3 ring stages: with
    * one slot held by the wgmma in flight, only 2 k-blocks (96 KB) were loading, and v3 lost to
    * v2 (5 of 6 loading) on every long-K shape (733 vs 748 TFLOP/s at 8192^3, 671 vs 745 at
@@ -78,7 +80,8 @@ template <int BN_> struct hopper_cfg {
   static constexpr int C_BYTES = BM * STAGE_COLS * 2;
   /* NOTE: as many stages as fit beside the staging: 128x256 -> 4 x 48 KB, 128x224 -> 4 x 44 KB,
    * 128x192 -> 4 x 40 KB (210 KB with its 48 KB staging; 5 stages fit only beside 64-column
-   * staging, 218 KB, three store passes per tile), 128x128 -> 6 x 32 KB */
+   * staging, 218 KB, three store passes per tile), 128x208 -> 4 x 42 KB (202 KB), 128x128 ->
+   * 6 x 32 KB */
   static constexpr int STAGES = BN == 128 ? 6 : 4;
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
@@ -86,8 +89,8 @@ template <int BN_> struct hopper_cfg {
   static constexpr int SMEM =
       1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES + TABLE_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
-  static_assert(BN == 128 || BN == 192 || BN == 224 || BN == 256,
-                "wgmma wrappers exist for N = 128, 192, 224, 256");
+  static_assert(BN == 128 || BN == 192 || BN == 208 || BN == 224 || BN == 256,
+                "wgmma wrappers exist for N = 128, 192, 208, 224, 256");
   static_assert((BN / 2) % 8 == 0, "each B half is whole 8-row swizzle atoms");
   static_assert(BN / 2 <= STAGE_COLS, "a SiLU tile (BN/2 output columns) is staged in one pass");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "swizzle atoms are 1024 bytes");
@@ -103,6 +106,11 @@ __device__ __forceinline__ void wgmma_tile<128>(float (&d)[64], uint64_t da, uin
 template <>
 __device__ __forceinline__ void wgmma_tile<192>(float (&d)[96], uint64_t da, uint64_t db, int acc) {
   xs_wgmma_m64n192k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void wgmma_tile<208>(float (&d)[104], uint64_t da, uint64_t db,
+                                                int acc) {
+  xs_wgmma_m64n208k16_bf16_ss(d, da, db, acc);
 }
 template <>
 __device__ __forceinline__ void wgmma_tile<224>(float (&d)[112], uint64_t da, uint64_t db,
@@ -136,14 +144,17 @@ __device__ __forceinline__ uint32_t stage_offset(int row, int col) {
  * base[r * ld + 8u], for rows r < rows and columns 8u < cols. NOTE: UNITS is a compile-time
  * constant (the division below is a multiply) and the loop is unrolled, so every shared load of
  * a thread is issued before its first global store. 64 * UNITS is a multiple of 128 for every
- * tile (8, 14, 16, 28, 32 units). */
+ * tile but v6 with SiLU*mul (8, 10, 12, 14, 16, 28, 32 units; v6 SiLU: 13, whose last iteration
+ * covers half the threads: the guard below is compiled only for it). */
 template <int UNITS>
 __device__ __forceinline__ void store_staged(const uint8_t* my_c, uint16_t* base, int64_t ld,
                                              int tid, int rows, int cols) {
-  static_assert((64 * UNITS) % 128 == 0, "whole iterations per thread");
+  constexpr int TOTAL = 64 * UNITS;
+  constexpr bool PARTIAL = TOTAL % 128 != 0;
 #pragma unroll
-  for (int i = 0; i < 64 * UNITS / 128; i++) {
+  for (int i = 0; i < (TOTAL + 127) / 128; i++) {
     const int u = tid + 128 * i;
+    if (PARTIAL && u >= TOTAL) continue;
     const int r = u / UNITS, cu = u - r * UNITS;
     if (r >= rows || cu * 8 >= cols) continue; /* cols % 8 == 0 on this path */
     uint4 v = *(const uint4*)(my_c + stage_offset(r, cu * 8));
@@ -301,7 +312,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       if (lane == 0) xs_mbar_arrive(&empty[prev_s]);
 
       /* ---- epilogue: registers -> swizzled staging (bf16) -> global, in passes of at most
-       * STAGE_COLS columns (v3/v4 without SiLU: two passes through a half-size staging buffer,
+       * STAGE_COLS columns (v3/v4/v6 without SiLU: two passes through a half-size staging buffer,
        * which buys their ring a fourth stage). */
       /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
        * NOTE: addresses are formed as row base + (chunk, swizzled unit) so that only the eight
@@ -363,8 +374,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           }
         } else {
           /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
-           * or into C (v4's local store, v5's with SiLU). The map entry is read before the barrier
-           * so its latency overlaps the other warps' staging writes. */
+           * or into C (v4's and v6's local store, v5's with SiLU). The map entry is read before
+           * the barrier so its latency overlaps the other warps' staging writes. */
           uint16_t* base;
           int64_t ld;
           if (p.epi.store == XS_GEMM_STORE_MAP) {
@@ -412,6 +423,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
 int xsg_hopper_smem_bytes(int bn) {
   return bn == 256   ? hopper_cfg<256>::SMEM
          : bn == 224 ? hopper_cfg<224>::SMEM
+         : bn == 208 ? hopper_cfg<208>::SMEM
          : bn == 192 ? hopper_cfg<192>::SMEM
                      : hopper_cfg<128>::SMEM;
 }
@@ -436,6 +448,7 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* ma
                               cudaStream_t stream) {
   if (bn == 256) return launch<256>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 208) return launch<208>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 192) return launch<192>(p, map_a, map_b, map_c, ctas, stream);
   return launch<128>(p, map_a, map_b, map_c, ctas, stream);
 }
