@@ -9,28 +9,10 @@
 # is logged to "$OUT/gemm.log"; the summary is printed last, the target verdicts at its end.
 # About 150 s at most: every step has its own timeout, the last ones share what is left.
 set -u
-NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
-export LD_LIBRARY_PATH="$NV/cublas/lib:$NV/nccl/lib:${LD_LIBRARY_PATH:-}"
-OUT=${OUT:-/tmp/xs_out}
-mkdir -p "$OUT"
-LOG="$OUT/gemm.log"
-: >"$LOG"
+. "$(dirname "$0")/lib.sh"
+xs_gpu_init gemm
 BIN=build/xstage
-SUM=""
-t_start=$(date +%s)
-
-# step NAME LIMIT CMD...: runs CMD under a timeout, output to the log and the terminal.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  echo "=== $name: $* (limit ${limit}s)" | tee -a "$LOG"
-  local t0=$(date +%s)
-  timeout -k 5 "$limit" "$@" 2>&1 | tee -a "$LOG"
-  local rc=${PIPESTATUS[0]}
-  local dt=$(( $(date +%s) - t0 ))
-  [ "$rc" = 124 ] && echo "=== $name: TIMED OUT after ${limit}s (a hang: see the last lines above)" | tee -a "$LOG"
-  SUM+="$(printf '%-30s rc=%-4s %4ss' "$name" "$rc" "$dt")\n"
-}
+STEP_W=30
 # clocks WHEN: the SM clock, power and temperature now (the bench steps' drift shows here).
 clocks() {
   echo "--- clocks $1: $(nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu \
@@ -44,11 +26,7 @@ left() {
   echo "$l"
 }
 
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1
-  git log -1 --format='commit %h %s' 2>/dev/null
-} | tee -a "$LOG"
+xs_gpu_header
 
 # SASS: v2-v6 must use HGMMA (wgmma) and spill nothing (LDL/STL) — per GEMM kernel.
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
