@@ -3,7 +3,7 @@
  * Units everywhere: bytes, nanoseconds, bytes/ns (= GB/s). K is a producer count (CTAs).
  *
  * The model (docs/model.md, shared/DESIGN.md §1):
- *   T0_iss(K, V) = t_fixed_ns + V / r_iss(K),   r_iss(K) = min(K * r_cta, r_cap)
+ *   T0_iss(K, V) = max(t_min_ns, t_fixed_ns + V / r_iss(K)),   r_iss(K) = min(K * r_cta, r_cap)
  *   closed form (seed paper, the baseline):  T_iss = max(T0_iss(K, V), V/R - G)
  *   fluid queue: backlog b grows at r_iss - R while b < Q(K) during a burst, the issuer is
  *   throttled to R while b = Q(K), and b falls by min(b, R*t) during any interval t in which
@@ -55,10 +55,17 @@ typedef struct xs_link_profile {
   char date[32];      /* ISO date of the measurement */
   char method[160];   /* how measured (command line / "figures from anchors-h200.md") */
   int calibrated;     /* 1: fitted from measurements on this machine; 0: estimate */
+
+  /* Refinement (docs/model.md, "Refinements"); 0 reproduces the original model.
+   * t_min_ns: floor of the issue time from idle, a latency that overlaps the issue:
+   *   T0_iss(K, V) = max(t_min_ns, t_fixed_ns + V / r_iss(K)); in the fluid burst the fixed
+   *   overhead becomes max(t_fixed_ns, t_min_ns - V / r_iss(K)) (nothing issued, the stage
+   *   drains). */
+  double t_min_ns;
 } xs_link_profile;
 
 #define XS_LINK_PROFILE_INITIALIZER                                                                \
-  {sizeof(xs_link_profile), 0.0, 1.0, 1.0, 1.0, 1, {1.0}, {0.0}, 0.5, "", "", "", "", "", 0}
+  {sizeof(xs_link_profile), 0.0, 1.0, 1.0, 1.0, 1, {1.0}, {0.0}, 0.5, "", "", "", "", "", 0, 0.0}
 
 /* Check every field (positive finite rates, nq in range, q_k increasing, ...). The detail
  * names the first bad field. */
@@ -199,9 +206,12 @@ typedef struct xs_fit_options {
   const char* transport;   /* fit only rows of this transport; NULL = all rows */
   double huber_delta;      /* robust loss scale, relative error (0.05) */
   int max_iter;            /* (200) */
+  /* 1 (default): also fit the refinement t_min_ns; 0: only the original parameters
+   * (t_min_ns = 0, the original model). */
+  int refine;
 } xs_fit_options;
 
-#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200}
+#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200, 1}
 
 typedef struct xs_error_stats {
   size_t n;

@@ -6,7 +6,9 @@
  * loss via iteratively reweighted least squares; forward-difference Jacobian. The initial
  * guess comes from the data (see docs/model.md, "Fitting"): R from drain-bound rows, t_fixed and
  * r_iss(K) from the burst-0 line T = t_fixed + V/r_iss, Q(K) from bursts that overflow from
- * idle. unfair_mean is a linear least-squares fit on the rows with t_iss_mean_ns. */
+ * idle. unfair_mean is a linear least-squares fit on the rows with t_iss_mean_ns. With
+ * options.refine (the default) one more parameter: ln t_min_ns, the latency floor of T0
+ * (docs/model.md, "Refinements"). */
 #include "model/model_internal.h"
 
 #include <stdio.h>
@@ -14,7 +16,8 @@
 #include <string.h>
 
 #define NP_BASE 4
-#define NP_MAX (NP_BASE + XS_PROFILE_MAX_QPTS)
+#define NP_REFINE 1 /* ln t_min */
+#define NP_MAX (NP_BASE + XS_PROFILE_MAX_QPTS + NP_REFINE)
 
 typedef struct fit_ctx {
   const xs_sample* s;
@@ -23,6 +26,7 @@ typedef struct fit_ctx {
   int nk;
   double ks[XS_PROFILE_MAX_QPTS];
   double delta;
+  int refine; /* 1: th[NP_BASE + nk] = ln t_min */
   /* measured sequences (xs_sample.seq >= 1): simulated once per evaluation, each with its own
    * gaps (xsi_seq_predict); pred holds those rows' predictions (one entry per dataset row) */
   const size_t* seq_order;
@@ -39,6 +43,11 @@ static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
   for (int j = 0; j < c->nk; j++) {
     p->q_k[j] = c->ks[j];
     p->q_bytes[j] = exp(th[NP_BASE + j]);
+  }
+  p->t_min_ns = 0.0;
+  if (c->refine) {
+    p->t_min_ns = exp(th[NP_BASE + c->nk]);
+    if (p->t_min_ns < 1e-3) p->t_min_ns = 0.0; /* at the bound of the log: absent */
   }
 }
 
@@ -114,7 +123,10 @@ static double burst0_time(const fit_ctx* c, double K, double V, double* scratch)
   return m ? median(scratch, m) : 0.0;
 }
 
-static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2) {
+/* mode 0: the original initial guess (plus t_min); 1: the slopes skip bursts on the latency
+ * floor; 2: as 1, and a K without a slope starts the cap at r_cta * K. Returns 1 if the mode
+ * changed anything against mode 0 (a burst skipped, or a K without a slope). */
+static int initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2, int mode) {
   const xs_sample* S = c->s;
   /* R: drain-bound rows are large bursts back to back; there V/(T+G) = R. */
   double gmin = INFINITY;
@@ -133,6 +145,24 @@ static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp
       tmp[m++] = S[c->rows[i]].V / (S[c->rows[i]].t_iss_ns + xsi_row_gap(&S[c->rows[i]]));
   double R = median(tmp, m);
   /* t_fixed and r_iss(K) from the two smallest burst-0 sizes of each K. */
+  /* t_min (refine): the median over K of the burst-0 time of each K's smallest burst (the
+   * floor, if the data have one; the fit lowers it until it is inactive if they do not). In
+   * modes 1 and 2 the slope below uses only bursts above 1.02 x that floor. */
+  double t_min0 = 0.0;
+  int changed = 0;
+  if (c->refine) {
+    double tm[XS_PROFILE_MAX_QPTS];
+    int ntm = 0;
+    for (int j = 0; j < c->nk; j++) {
+      double v1 = INFINITY;
+      for (size_t i = 0; i < c->n; i++) {
+        const xs_sample* s = &S[c->rows[i]];
+        if (s->burst_index == 0 && s->K == c->ks[j] && s->V < v1) v1 = s->V;
+      }
+      if (v1 < INFINITY) tm[ntm++] = burst0_time(c, c->ks[j], v1, tmp2);
+    }
+    t_min0 = ntm ? median(tm, (size_t)ntm) : 0.0;
+  }
   double ri[XS_PROFILE_MAX_QPTS] = {0}, tfs[XS_PROFILE_MAX_QPTS];
   int ntf = 0;
   for (int j = 0; j < c->nk; j++) {
@@ -140,6 +170,10 @@ static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp
     for (size_t i = 0; i < c->n; i++) {
       const xs_sample* s = &S[c->rows[i]];
       if (s->burst_index != 0 || s->K != c->ks[j]) continue;
+      if (mode >= 1 && s->t_iss_ns <= 1.02 * t_min0) {
+        changed = 1;
+        continue;
+      }
       if (s->V < v1) v2 = v1, v1 = s->V;
       else if (s->V > v1 && s->V < v2) v2 = s->V;
     }
@@ -156,6 +190,14 @@ static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp
   if (!(tf > 1e-3 * tmin)) tf = 1e-3 * tmin;
   for (int j = 0; j < c->nk; j++)
     if (ri[j] > 0) rcta = fmax(rcta, ri[j] / c->ks[j]), rcap = fmax(rcap, ri[j]);
+  /* A K whose smallest bursts sit on a latency floor (t_min) gives no slope, so its issue rate
+   * is unknown: start the cap at the largest measured r_iss (modes 0, 1) or at what r_cta
+   * gives that K (mode 2). */
+  for (int j = 0; j < c->nk && rcta > 0; j++)
+    if (!(ri[j] > 0) && mode >= 1) {
+      changed = 1;
+      if (mode == 2) rcap = fmax(rcap, rcta * c->ks[j]);
+    }
   if (!(rcta > 0)) {
     for (size_t i = 0; i < c->n; i++) {
       const xs_sample* s = &S[c->rows[i]];
@@ -191,6 +233,8 @@ static void initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp
   th[3] = log(R > 0 ? R : 1.0);
   for (int j = 0; j < c->nk; j++)
     th[NP_BASE + j] = log(th[NP_BASE + j] > 0 ? th[NP_BASE + j] : qfallback);
+  if (c->refine) th[NP_BASE + c->nk] = log(t_min0 > 0 ? t_min0 : 1.0);
+  return changed;
 }
 
 /* Levenberg-Marquardt with Huber IRLS weights. Returns iterations used. */
@@ -332,7 +376,7 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   uint8_t* tmask = malloc(N + 1);
   double* work = NULL;
   size_t* seq_order = NULL;
-  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, NULL, 0, NULL};
+  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, o.refine != 0, NULL, 0, NULL};
   c.rows = malloc((N + 1) * sizeof *c.rows);
   c.pred = malloc((N + 1) * sizeof *c.pred);
   if (!mark || !tmask || !c.rows || !c.pred)
@@ -357,15 +401,30 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   for (int j = 0; j < c.nk; j++) /* more K than points: spread the points over the range */
     c.ks[j] = nkall <= XS_PROFILE_MAX_QPTS ? kall[j]
                                            : kall[(int)lround((double)j * (nkall - 1) / (c.nk - 1))];
-  int np = NP_BASE + c.nk;
+  int np = NP_BASE + c.nk + (c.refine ? NP_REFINE : 0);
   if (c.n < (size_t)np + 1)
     XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit: %zu fitted rows cannot determine %d parameters", c.n,
              np);
   work = malloc(((size_t)np + 3) * c.n * sizeof *work);
   if (!work) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", c.n);
   double th[NP_MAX];
-  initial_guess(th, &c, work, work + c.n);
+  initial_guess(th, &c, work, work + c.n, 0);
   int iters = lm(th, np, &c, o.max_iter, work);
+  /* With the latency floor, the floor can hide the slope of small bursts: two more starts that
+   * account for it (when they differ from the first); the lowest robust cost on the fitted
+   * rows wins. */
+  for (int mode = 1; c.refine && mode <= 2; mode++) {
+    double th2[NP_MAX];
+    if (!initial_guess(th2, &c, work, work + c.n, mode)) break;
+    int it2 = lm(th2, np, &c, o.max_iter, work);
+    residuals(work, &c, th);
+    double c1 = huber_cost(work, c.n, c.delta);
+    residuals(work, &c, th2);
+    if (huber_cost(work, c.n, c.delta) < c1) {
+      memcpy(th, th2, sizeof th2);
+      iters = it2;
+    }
+  }
   xs_link_profile p = *out;
   if (p.size < sizeof p || xs_profile_validate(&p) != XS_OK) {
     xs_link_profile init = XS_LINK_PROFILE_INITIALIZER;

@@ -16,9 +16,10 @@
 
 #include <math.h>
 
-/* Scalars of one (profile, K) pair, resolved once. */
+/* Scalars of one (profile, K) pair, resolved once. tmin: the profile's t_min_ns. */
 typedef struct xsi_link {
   double tf, r, R, Q, um; /* t_fixed ns, issue rate, drain rate (bytes/ns), Q bytes, unfair */
+  double tmin;
 } xsi_link;
 
 static inline double xsi_r_iss(const xs_link_profile* p, double K) {
@@ -36,7 +37,23 @@ static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
   l.R = p->R;
   l.Q = xsi_capacity(p, K);
   l.um = p->unfair_mean;
+  l.tmin = p->t_min_ns;
   return l;
+}
+
+/* The fixed overhead of a burst of V bytes: t_fixed, or longer when the latency floor t_min
+ * exceeds t_fixed + V/r (the floor overlaps the issue). */
+static inline double xsi_tf_of(const xsi_link* l, double V) {
+  double t = l->tmin - V / l->r;
+  return t > l->tf ? t : l->tf;
+}
+
+/* The link as seen by bursts of V bytes: tf replaced by xsi_tf_of(l, V). Every formula of the
+ * original model then holds for equal bursts of V with this link. */
+static inline xsi_link xsi_link_for(const xsi_link* l, double V) {
+  xsi_link m = *l;
+  m.tf = xsi_tf_of(l, V);
+  return m;
 }
 
 /* One burst of V bytes starting with backlog b0: returns its issue time (t_fixed included);
@@ -44,7 +61,8 @@ static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
  * elapsed time, independently of the backlog bookkeeping); *stall: time held by backpressure. */
 static inline double xsi_burst_time(const xsi_link* l, double b0, double V, double* b_end,
                                     double* drained, double* stall) {
-  double dr = fmin(b0, l->R * l->tf);
+  const double tf = xsi_tf_of(l, V);
+  double dr = fmin(b0, l->R * tf);
   double b1 = b0 - dr;
   double tph = V / l->r, st = 0.0;
   if (l->r <= l->R) {
@@ -69,15 +87,15 @@ static inline double xsi_burst_time(const xsi_link* l, double b0, double V, doub
   }
   if (drained) *drained = dr;
   if (stall) *stall = st;
-  return l->tf + tph + st;
+  return tf + tph + st;
 }
 
 /* Backlog at the start of burst n (0-based) of equal bursts (V, G) from an idle stage:
  * closed form of the iterated map (docs/model.md, "steady state"). */
 double xsi_backlog_at(const xsi_link* l, double V, double G, long n);
 
-/* T0 of the link for V bytes. */
-static inline double xsi_t0(const xsi_link* l, double V) { return l->tf + V / l->r; }
+/* T0 of the link for V bytes: max(t_min, t_fixed + V/r). */
+static inline double xsi_t0(const xsi_link* l, double V) { return xsi_tf_of(l, V) + V / l->r; }
 
 /* Quantiles of |rel| errors into stats (sorts a copy). */
 xs_result xsi_error_stats(xs_error_stats* st, const double* rel, size_t n);

@@ -3,8 +3,10 @@
  * With a = V (1 - R/r) the unthrottled growth of a burst, periodic bursts (V, G) never stall
  * iff r <= R, or a <= Q and a <= R (t_fixed + G). Hence the smallest free gap
  * G* = max(0, V/R - T0_iss) when a <= Q (infinite otherwise) and the largest free burst
- * V* = min(Q, R (t_fixed + G)) / (1 - R/r). Each result is checked against the steady state and
- * nudged by one ulp at a time if rounding put it on the wrong side. */
+ * V* = min(Q, R (t_fixed + G)) / (1 - R/r); with a latency floor t_min > 0 (T0 = max(t_min,
+ * t_fixed + V/r)) also every V <= R (t_min + G) with a <= Q is free, so
+ * V* = min(Q / (1 - R/r), max(that, R (t_min + G))). Each result is checked against the
+ * steady state and nudged by one ulp at a time if rounding put it on the wrong side. */
 #include "model/model_internal.h"
 
 #include <stdlib.h>
@@ -35,7 +37,7 @@ xs_result xs_plan_min_free_gap(double* G_ns, const xs_link_profile* p, double K,
     *G_ns = INFINITY;
     return XS_OK;
   }
-  double G = fmax(0.0, a / l.R - l.tf);
+  double G = fmax(0.0, a / l.R - xsi_tf_of(&l, V));
   for (int i = 0; i < 256 && !steady_free(p, K, V, G); i++) G = nextafter(G, INFINITY);
   *G_ns = G;
   return XS_OK;
@@ -51,6 +53,8 @@ xs_result xs_plan_max_burst(double* V_bytes, const xs_link_profile* p, double K,
     return XS_OK;
   }
   double V = fmin(l.Q, l.R * (l.tf + G)) / (1.0 - l.R / l.r);
+  if (l.tmin > 0) /* free also when V <= R (t_min + G): the floor leaves the stage that time */
+    V = fmin(l.Q / (1.0 - l.R / l.r), fmax(V, l.R * (l.tmin + G)));
   for (int i = 0; i < 256 && V > 0 && !steady_free(p, K, V, G); i++) V = nextafter(V, 0.0);
   *V_bytes = V;
   return XS_OK;

@@ -34,6 +34,8 @@ xs_result xs_profile_validate(const xs_link_profile* p) {
   }
   XSI_ARG(xsi_finite(p->unfair_mean) && p->unfair_mean >= 0 && p->unfair_mean <= 1,
           "profile: field 'unfair_mean' must be in [0, 1] (got %g)", p->unfair_mean);
+  XSI_ARG(xsi_finite(p->t_min_ns) && p->t_min_ns >= 0 && p->t_min_ns <= 1e12,
+          "profile: field 't_min_ns' must be finite and in [0, 1e12] ns (got %g)", p->t_min_ns);
   XSI_ARG(str_ok(p->device, sizeof p->device), "profile: field 'device' is not NUL-terminated");
   XSI_ARG(str_ok(p->transport, sizeof p->transport),
           "profile: field 'transport' is not NUL-terminated");
@@ -125,6 +127,7 @@ xs_result xs_t0_iss(double* t_ns, const xs_link_profile* p, double K, double V) 
   XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
   XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
   *t_ns = p->t_fixed_ns + V / xsi_r_iss(p, K);
+  if (*t_ns < p->t_min_ns) *t_ns = p->t_min_ns; /* the latency floor (0 by default) */
   return XS_OK;
 }
 
@@ -152,7 +155,7 @@ xs_result xs_predict_closed(double* t_iss_ns, const xs_link_profile* p, double K
   XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
   XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
   XSI_ARG(!isnan(G) && G >= 0, "G must be >= 0 (got %g)", G);
-  double t0 = p->t_fixed_ns + V / xsi_r_iss(p, K);
+  double t0 = fmax(p->t_min_ns, p->t_fixed_ns + V / xsi_r_iss(p, K));
   double d = V / p->R - G;
   *t_iss_ns = d > t0 ? d : t0;
   return XS_OK;

@@ -35,6 +35,12 @@ xs_result xs_profile_to_json(char** out_json, const xs_link_profile* p) {
     xsi_sb_json_number(&sb, nums[i].v);
     xsi_sb_puts(&sb, ",\n");
   }
+  /* the refinement: written only when set, so a profile of the original model reads as before */
+  if (p->t_min_ns != 0) {
+    xsi_sb_puts(&sb, "  \"t_min_ns\": ");
+    xsi_sb_json_number(&sb, p->t_min_ns);
+    xsi_sb_puts(&sb, ",\n");
+  }
   for (int pass = 0; pass < 2; pass++) {
     xsi_sb_puts(&sb, pass ? "  \"q_bytes\": [" : "  \"q_k\": [");
     for (int i = 0; i < p->nq; i++) {
@@ -122,6 +128,7 @@ xs_result xs_profile_from_json(xs_link_profile* out, const char* text, size_t le
   XSI_CHECK_GOTO(xsi_json_get_number(&p.r_cap, root, "r_cap", 0, name), res, fail);
   XSI_CHECK_GOTO(xsi_json_get_number(&p.R, root, "R", 0, name), res, fail);
   XSI_CHECK_GOTO(xsi_json_get_number(&p.unfair_mean, root, "unfair_mean", 1, name), res, fail);
+  XSI_CHECK_GOTO(xsi_json_get_number(&p.t_min_ns, root, "t_min_ns", 1, name), res, fail);
   int nk = 0, nb = 0;
   XSI_CHECK_GOTO(get_array(p.q_k, &nk, root, "q_k", name), res, fail);
   XSI_CHECK_GOTO(get_array(p.q_bytes, &nb, root, "q_bytes", name), res, fail);

@@ -5,12 +5,15 @@
  * smallest fixed point:
  *   d = a - R*(tf + G) <= 0:  b* = c = max(0, min(Q, a) - R*G)  (c <= R*tf: every burst starts
  *                             with an empty stage once its fixed overhead has passed)
- *   d > 0:                    b_n = min(Q - R*G, c + (n-1)*d), b* = max(0, Q - R*G). */
+ *   d > 0:                    b_n = min(Q - R*G, c + (n-1)*d), b* = max(0, Q - R*G).
+ * The refinement t_min (docs/model.md, "Refinements") enters through the burst's fixed
+ * overhead for the given V (xsi_link_for): every formula above holds with tf = that overhead. */
 #include "model/model_internal.h"
 
 
-double xsi_backlog_at(const xsi_link* l, double V, double G, long n) {
-  if (n <= 0 || l->r <= l->R) return 0.0;
+double xsi_backlog_at(const xsi_link* l0, double V, double G, long n) {
+  if (n <= 0 || l0->r <= l0->R) return 0.0;
+  const xsi_link lv = xsi_link_for(l0, V), *l = &lv; /* t_min folded into the fixed overhead */
   double a = V * (1.0 - l->R / l->r);
   double c = fmax(0.0, fmin(l->Q, a) - l->R * G);
   if (n == 1 || c <= l->R * l->tf) return c;
@@ -23,6 +26,7 @@ double xsi_predict_burst(const xsi_link* l, double V, double G, long n) {
   return xsi_burst_time(l, xsi_backlog_at(l, V, G, n), V, &e, NULL, NULL);
 }
 
+/* l: the link for bursts of V (xsi_link_for). */
 static xs_regime regime_of(const xsi_link* l, double V, double G) {
   if (l->r <= l->R) return XS_REGIME_FREE;
   double a = V * (1.0 - l->R / l->r);
@@ -56,7 +60,8 @@ xs_result xs_fluid_periodic(xs_steady* out, const xs_link_profile* p, double K, 
   XSI_ARG(xsi_finite(K) && K >= 1 && K <= 1e6, "K must be in [1, 1e6] (got %g)", K);
   XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
   XSI_ARG(!isnan(G) && G >= 0, "G must be >= 0 (got %g)", G);
-  xsi_link l = xsi_link_of(p, K);
+  const xsi_link l0 = xsi_link_of(p, K);
+  const xsi_link l = xsi_link_for(&l0, V); /* t_min folded into the fixed overhead for this V */
   xs_steady s;
   double e0, e;
   double T0 = xsi_t0(&l, V);

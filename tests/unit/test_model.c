@@ -13,6 +13,10 @@ static unsigned long long g_rng = 0x9E3779B97F4A7C15ull;
 static double urand(double lo, double hi) { return lo + (hi - lo) * xt_rand_uniform(&g_rng); }
 static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi))); }
 
+/* 1: random profiles also carry the latency floor t_min_ns (the refinement); the property
+ * tests run once without it (the original model) and once with it. */
+static int g_tmin = 0;
+
 /* A random valid profile where backpressure is possible (r_iss(K) > R for large K). */
 static xs_link_profile random_profile(void) {
   xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
@@ -24,6 +28,7 @@ static xs_link_profile random_profile(void) {
   p.q_k[0] = 4, p.q_k[1] = 16, p.q_k[2] = 64;
   for (int i = 0; i < 3; i++) p.q_bytes[i] = lurand(64e3, 8e6);
   p.unfair_mean = urand(0, 1);
+  if (g_tmin) p.t_min_ns = lurand(10, 2e5);
   return p;
 }
 
@@ -35,8 +40,9 @@ static void brute(double* T, const xs_link_profile* p, double K, const xs_burst*
   for (size_t i = 0; i < n; i++) {
     for (double t = 0; t < bs[i].gap_ns; t += dt) b = fmax(0, b - p->R * fmin(dt, bs[i].gap_ns - t));
     double t = 0, left = bs[i].V;
-    for (double u = 0; u < p->t_fixed_ns; u += dt) {
-      double h = fmin(dt, p->t_fixed_ns - u);
+    double tf = fmax(p->t_fixed_ns, p->t_min_ns - bs[i].V / r); /* the floor overlaps the issue */
+    for (double u = 0; u < tf; u += dt) {
+      double h = fmin(dt, tf - u);
       b = fmax(0, b - p->R * h), t += h;
     }
     while (left > 0) {
@@ -66,7 +72,7 @@ static void test_limits(void) {
     XT_NEAR(closed, t0, 1e-12);
     /* V >> Q, G = 0, r > R: V/R per burst in steady state */
     double Vb = 1e4 * Q + 1e9;
-    if (r > p.R * 1.01 && Q > p.R * p.t_fixed_ns) {
+    if (r > p.R * 1.01 && Q > p.R * fmax(p.t_fixed_ns, p.t_min_ns - Vb / r)) {
       XT_CHECK(xs_fluid_periodic(&s, &p, K, Vb, 0) == XS_OK);
       XT_NEAR(s.t_iss_ns, Vb / p.R, 1e-9);
       XT_EQ_INT(s.regime, XS_REGIME_DRAIN);
@@ -273,11 +279,68 @@ static void test_bad_json(void) {
   XT_CHECK(xs_profile_read(&p, "/nonexistent/dir/p.json") == XS_ERR_IO);
 }
 
+/* The latency floor t_min_ns: T0 = max(t_min, t_fixed + V/r); the stage drains during the part
+ * of the floor in which nothing is issued; t_min = 0 is the original model; JSON keeps it,
+ * omits it when 0 and reads a profile without it as 0; a bad value names the field. */
+static void test_tmin(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  p.t_fixed_ns = 20, p.r_cta = 50, p.r_cap = 6000, p.R = 50;
+  p.q_k[0] = 1, p.q_bytes[0] = 2e6;
+  double t0, V = 64.0 * 1024; /* K = 64: r = 3200 B/ns, t_fixed + V/r = 40.48 ns */
+  XT_CHECK(xs_t0_iss(&t0, &p, 64, V) == XS_OK);
+  XT_NEAR(t0, 20 + V / 3200, 1e-15);
+  p.t_min_ns = 240;
+  XT_CHECK(xs_t0_iss(&t0, &p, 64, V) == XS_OK);
+  XT_NEAR(t0, 240, 1e-15); /* the floor */
+  XT_CHECK(xs_t0_iss(&t0, &p, 64, 4e6) == XS_OK);
+  XT_NEAR(t0, 20 + 4e6 / 3200, 1e-15); /* a large burst: above the floor, unchanged */
+  double closed;
+  XT_CHECK(xs_predict_closed(&closed, &p, 64, V, INFINITY) == XS_OK);
+  XT_NEAR(closed, 240, 1e-15);
+  /* a burst that starts with backlog b0: the floor's idle part drains it */
+  xs_burst bs[2] = {{1.9e6, 0}, {V, 0}};
+  xs_burst_result out[2];
+  XT_CHECK(xs_fluid_simulate(out, NULL, &p, 64, bs, 2) == XS_OK);
+  double idle = 240 - V / 3200; /* nothing issued */
+  XT_NEAR(out[1].backlog_end, out[0].backlog_end - 50 * (idle + V / 3200) + V, 1e-12);
+  XT_NEAR(out[1].t_iss_ns, 240, 1e-12);
+  /* the original model back: t_min = 0 */
+  xs_link_profile z = p;
+  z.t_min_ns = 0;
+  XT_CHECK(xs_fluid_simulate(out, NULL, &z, 64, bs, 2) == XS_OK);
+  XT_NEAR(out[1].t_iss_ns, 20 + V / 3200, 1e-12);
+  /* JSON */
+  char* js = NULL;
+  XT_CHECK(xs_profile_to_json(&js, &p) == XS_OK);
+  XT_CHECK(strstr(js, "\"t_min_ns\": 240") != NULL);
+  xs_link_profile q;
+  XT_CHECK(xs_profile_from_json(&q, js, strlen(js), "t.json") == XS_OK);
+  XT_CHECK(memcmp(&p, &q, sizeof p) == 0);
+  free(js);
+  XT_CHECK(xs_profile_to_json(&js, &z) == XS_OK);
+  XT_CHECK(strstr(js, "t_min_ns") == NULL); /* the original model writes the original file */
+  XT_CHECK(xs_profile_from_json(&q, js, strlen(js), "z.json") == XS_OK);
+  XT_CHECK(q.t_min_ns == 0.0 && memcmp(&z, &q, sizeof z) == 0);
+  free(js);
+  const char* bad = "{\"format\": \"xstage-link-profile\", \"version\": 1, \"t_fixed_ns\": 1,\n"
+                    "\"r_cta\": 1, \"r_cap\": 1, \"R\": 1, \"q_k\": [1], \"q_bytes\": [1],\n"
+                    "\"t_min_ns\": -3}";
+  XT_CHECK(xs_profile_from_json(&q, bad, strlen(bad), "b.json") == XS_ERR_PARSE);
+  XT_CHECK(strstr(xs_last_error(), "t_min_ns") != NULL);
+}
+
 int main(void) {
   XT_RUN(test_limits);
   XT_RUN(test_monotone);
   XT_RUN(test_conservation_and_brute);
   XT_RUN(test_steady_vs_simulation);
+  g_tmin = 1; /* the same properties with the latency floor */
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  g_tmin = 0;
+  XT_RUN(test_tmin);
   XT_RUN(test_multi);
   XT_RUN(test_profiles_json);
   XT_RUN(test_bad_json);

@@ -11,6 +11,8 @@ static unsigned long long g_rng = 0xDEADBEEFCAFEF00Dull;
 static double urand(double lo, double hi) { return lo + (hi - lo) * xt_rand_uniform(&g_rng); }
 static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi))); }
 
+static int g_tmin = 0; /* 1: the profiles carry the latency floor t_min_ns */
+
 static xs_link_profile random_profile(void) {
   xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
   p.t_fixed_ns = urand(0, 2000);
@@ -21,6 +23,7 @@ static xs_link_profile random_profile(void) {
   p.q_k[0] = 8, p.q_k[1] = 64;
   p.q_bytes[0] = lurand(64e3, 8e6), p.q_bytes[1] = lurand(64e3, 8e6);
   p.unfair_mean = urand(0, 1);
+  if (g_tmin) p.t_min_ns = lurand(10, 2e4);
   return p;
 }
 
@@ -60,7 +63,8 @@ static void test_min_free_gap(void) {
       double r = fmin(K * p.r_cta, p.r_cap), Q, g1 = G - 1.0;
       xs_capacity(&Q, &p, K);
       double a = V * (1 - p.R / r), c = fmax(0, fmin(Q, a) - p.R * g1);
-      double nsat = ceil((Q - p.R * g1 - c) / (a - p.R * (p.t_fixed_ns + g1))) + 2;
+      double tf = fmax(p.t_fixed_ns, p.t_min_ns - V / r); /* the burst's idle overhead */
+      double nsat = ceil((Q - p.R * g1 - c) / (a - p.R * (tf + g1))) + 2;
       if (nsat < 2e5) XT_CHECK(sim_stall(&p, K, V, g1, (size_t)nsat) > 0.0);
     }
   }
@@ -168,5 +172,9 @@ int main(void) {
   XT_RUN(test_max_burst);
   XT_RUN(test_split);
   XT_RUN(test_fusion);
+  g_tmin = 1; /* the planner inverts the refined model as exactly */
+  XT_RUN(test_min_free_gap);
+  XT_RUN(test_max_burst);
+  XT_RUN(test_split);
   return XT_END();
 }
