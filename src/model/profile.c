@@ -56,7 +56,8 @@ double xsi_capacity(const xs_link_profile* p, double K) {
   return p->q_bytes[p->nq - 1];
 }
 
-static const char* const g_names[] = {"h200-host", "h200-hbm", "h200-nvlink", NULL};
+static const char* const g_names[] = {"h200-host", "h200-host-anchors", "h200-hbm", "h200-nvlink",
+                                      NULL};
 
 const char* const* xs_profile_default_names(void) { return g_names; }
 
@@ -70,6 +71,28 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
   set_str(p.flavour, sizeof p.flavour, "st.global.v4");
   p.calibrated = 0;
   if (strcmp(name, "h200-host") == 0) {
+    /* NOTE: calibrated on the H200 (2026-11-29): `xstage calibrate --target host --full`,
+     * clock-aligned producers, 2,340 sequences; this is `xstage model fit` of the committed
+     * per-configuration medians data/h200-host-calibration.csv (a unit test re-fits it).
+     * Results and held-out errors: docs/results/calibration-h200.md. */
+    p.t_min_ns = 239.75568809978688;
+    p.t_fixed_ns = 102.33001817715618;
+    p.r_cta = 52.38387404833557;
+    p.r_cap = 5651.366308346287;
+    p.R = 51.89024681712033;
+    p.nq = 5;
+    static const double qk[5] = {8, 16, 32, 64, 132};
+    static const double qb[5] = {904004.3075649139, 1141555.673885004, 1641134.725088735,
+                                 2064314.1770539838, 3358873.540184376};
+    for (int i = 0; i < 5; i++) p.q_k[i] = qk[i], p.q_bytes[i] = qb[i];
+    p.unfair_mean = 0.8203430246432152;
+    p.calibrated = 1;
+    set_str(p.transport, sizeof p.transport, "host");
+    set_str(p.date, sizeof p.date, "2026-11-29");
+    set_str(p.method, sizeof p.method,
+            "xstage calibrate --target host --full on the H200 (clock-aligned), fit of "
+            "data/h200-host-calibration.csv");
+  } else if (strcmp(name, "h200-host-anchors") == 0) {
     /* NOTE: derivation in docs/model.md: R from the sustained 52 GB/s; r_cta from the 63 GB/s
      * per-CTA store rate; t_fixed from "1 MiB from 16 CTAs in 1.2 us"; Q(32) and unfair_mean
      * from "32 CTAs x 4 MiB: mean 35 us, last 67 us"; Q(16) = 1 MiB, the smallest round value
@@ -115,7 +138,8 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
             "UNCALIBRATED estimate (NVLink4 ~370 GB/s to one peer; r_cta, r_cap, Q guessed)");
   } else {
     return xsi_set_error(XS_ERR_INVALID_ARG,
-                         "unknown profile '%s' (known: h200-host, h200-hbm, h200-nvlink)", name);
+                         "unknown profile '%s' (known: h200-host, h200-host-anchors, h200-hbm, "
+                         "h200-nvlink)", name);
   }
   *out = p;
   return XS_OK;

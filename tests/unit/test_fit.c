@@ -302,7 +302,32 @@ static void test_fit_clock(void) {
   free(s);
 }
 
+/* The embedded h200-host profile is the fit of the committed H200 calibration data. */
+static void test_embedded_is_the_fit(void) {
+  xs_dataset* d = NULL;
+  if (xs_dataset_load(&d, "data/h200-host-calibration.csv") != XS_OK) {
+    XT_CHECK_MSG(0, "data/h200-host-calibration.csv: %s", xs_last_error());
+    return;
+  }
+  xs_link_profile e, f = XS_LINK_PROFILE_INITIALIZER;
+  XT_CHECK(xs_profile_default(&e, "h200-host") == XS_OK);
+  xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
+  xs_fit_report rep;
+  XT_CHECK(xs_model_fit(&f, &rep, NULL, d, &o) == XS_OK);
+  XT_NEAR(f.R, e.R, 0.01);
+  XT_NEAR(f.r_cta, e.r_cta, 0.01);
+  XT_NEAR(f.t_fixed_ns, e.t_fixed_ns, 0.01);
+  XT_NEAR(f.t_min_ns, e.t_min_ns, 0.01);
+  XT_EQ_INT(f.nq, e.nq);
+  for (int i = 0; i < e.nq && i < f.nq; i++) XT_NEAR(f.q_bytes[i], e.q_bytes[i], 0.01);
+  /* and it is a real X-Stage: the drain rate is PCIe's (cudaMemcpy D2H measured 55 GB/s) */
+  XT_CHECK(e.R > 45 && e.R < 56);
+  XT_CHECK(e.calibrated == 1);
+  xs_dataset_destroy(d);
+}
+
 int main(void) {
+  XT_RUN(test_embedded_is_the_fit);
   XT_RUN(test_fit_exact);
   XT_RUN(test_fit_noisy);
   XT_RUN(test_bad_csv);

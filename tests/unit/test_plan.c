@@ -161,7 +161,9 @@ static void test_fusion(void) {
   w.K = 32, w.bytes_per_tile = 131072, w.compute_ns_per_tile = 0, w.tiles_per_producer = 50;
   xs_fusion_prediction f;
   XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
-  XT_CHECK(f.fused_ns >= f.total_bytes / h.R - h.q_bytes[1] / h.R);
+  double q32 = 0;
+  XT_CHECK(xs_capacity(&q32, &h, 32) == XS_OK);
+  XT_CHECK(f.fused_ns >= f.total_bytes / h.R - q32 / h.R);
   XT_EQ_INT(f.regime, XS_REGIME_DRAIN);
   w.size = 0;
   XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_ERR_INVALID_ARG);

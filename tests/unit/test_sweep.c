@@ -13,9 +13,11 @@
 
 static xs_sweep_point g_pts[XS_SWEEP_MAX_POINTS], g_pts2[XS_SWEEP_MAX_POINTS];
 
+/* The synthetic data of these tests come from the anchor-based host profile (no latency floor:
+ * the transition rules compared below are defined on the floor-free model). */
 static xs_link_profile host_profile(void) {
   xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
-  XT_CHECK(xs_profile_default(&p, "h200-host") == XS_OK);
+  XT_CHECK(xs_profile_default(&p, "h200-host-anchors") == XS_OK);
   return p;
 }
 
