@@ -76,9 +76,9 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
   for (int i = 0; i < r->nq; i++)
     printf("Q knee (single bursts from idle): K=%-4.0f %s\n", r->q_k[i],
            cli_fmt_bytes(b1, sizeof b1, r->q_knee[i]));
-  printf("fitted: t_fixed %.0f ns, r_cta %.2f GB/s, r_cap %.1f GB/s, R %.2f GB/s, unfair_mean "
-         "%.2f, Q(K):",
-         p->t_fixed_ns, p->r_cta, p->r_cap, p->R, p->unfair_mean);
+  printf("fitted: t_min %.0f ns, t_fixed %.0f ns, r_cta %.2f GB/s, r_cap %.1f GB/s, R %.2f GB/s, "
+         "unfair_mean %.2f, Q(K):",
+         p->t_min_ns, p->t_fixed_ns, p->r_cta, p->r_cap, p->R, p->unfair_mean);
   for (int i = 0; i < p->nq; i++)
     printf(" %.0f:%s", p->q_k[i], cli_fmt_bytes(b1, sizeof b1, p->q_bytes[i]));
   printf("\n");
@@ -108,8 +108,8 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
          "data, predicted by the fitted model for the same sequences by the same rule; inside = "
          "cap: V > Q(K), the first burst from idle already overflows the stage (no free gap "
          "exists; reported, not scored)\n");
-  printf("%6s %12s %9s %5s %12s %12s %8s %7s %14s %14s\n", "K", "V", "T0_us", "gaps",
-         "measured_us", "predicted_us", "error", "inside", "settle_gap_us", "min_free_gap_us");
+  printf("%6s %12s %9s %5s %12s %12s %8s %7s %14s %14s\n", "K", "V", "T0_us", "gaps", "measured_us",
+         "predicted_us", "error", "inside", "settle_gap_us", "min_free_gap_us");
   for (int i = 0; i < r->ntrans; i++) {
     const xs_calib_transition* t = &r->trans[i];
     printf("%6d %12s %9.2f %5d %12.2f %12.2f %7.1f%% %7s %14.2f %14.2f\n", t->K,
@@ -219,8 +219,9 @@ static int refit(cli_cmd* c, const char* path, const xs_calib_config* cfg, const
   else
     snprintf(tn, sizeof tn, "%s", rows[0].transport);
   xs_link_profile prof;
-  const char* pname = !strcmp(tn, "host") ? "h200-host" : !strcmp(tn, "hbm") ? "h200-hbm"
-                                                                             : "h200-nvlink";
+  const char* pname = !strcmp(tn, "host")  ? "h200-host"
+                      : !strcmp(tn, "hbm") ? "h200-hbm"
+                                           : "h200-nvlink";
   xs_profile_default(&prof, pname);
   snprintf(prof.transport, sizeof prof.transport, "%s", tn);
   snprintf(prof.flavour, sizeof prof.flavour, "%s", rows[0].flavour);

@@ -11,7 +11,8 @@
 char** mcli_argv(int argc, char** argv) {
   char** a = malloc(((size_t)argc + 1) * sizeof *a);
   if (!a) return NULL;
-  for (int i = 0; i < argc; i++) a[i] = strcmp(argv[i], "-o") == 0 ? "--out" : argv[i];
+  for (int i = 0; i < argc; i++)
+    a[i] = strcmp(argv[i], "-o") == 0 ? "--out" : argv[i];
   a[argc] = NULL;
   return a;
 }
@@ -19,9 +20,12 @@ char** mcli_argv(int argc, char** argv) {
 int mcli_profile(const cli_cmd* c, const char* spec, const char* def, xs_link_profile* out) {
   if (!spec) spec = def;
   for (const char* const* n = xs_profile_default_names(); *n; n++)
-    if (strcmp(*n, spec) == 0) return xs_profile_default(out, spec) ? cli_fail(c, XS_ERR_INTERNAL, spec) : 0;
+    if (strcmp(*n, spec) == 0)
+      return xs_profile_default(out, spec) ? cli_fail(c, XS_ERR_INTERNAL, spec) : 0;
   xs_result r = xs_profile_read(out, spec);
-  if (r != XS_OK) return cli_fail(c, r, "cannot load the profile (a file, or one of h200-host, h200-hbm, h200-nvlink)");
+  if (r != XS_OK)
+    return cli_fail(c, r,
+                    "cannot load the profile (a file, or one of h200-host, h200-hbm, h200-nvlink)");
   return 0;
 }
 
@@ -31,9 +35,14 @@ void mcli_describe(FILE* f, const char* label, const xs_link_profile* p) {
           p->transport[0] ? p->transport : "?", p->flavour[0] ? p->flavour : "?",
           p->calibrated ? "calibrated" : "NOT calibrated (estimate)", p->date[0] ? " " : "",
           p->date);
-  fprintf(f, "  T0 = %.4g ns + V / min(K x %.4g, %.4g) B/ns;  R = %.4g GB/s;  Q(K):", p->t_fixed_ns,
-          p->r_cta, p->r_cap, p->R);
-  for (int i = 0; i < p->nq; i++) fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_bytes[i]));
+  if (p->t_min_ns > 0)
+    fprintf(f, "  T0 = max(%.4g ns, %.4g ns + V / min(K x %.4g, %.4g) B/ns);", p->t_min_ns,
+            p->t_fixed_ns, p->r_cta, p->r_cap);
+  else
+    fprintf(f, "  T0 = %.4g ns + V / min(K x %.4g, %.4g) B/ns;", p->t_fixed_ns, p->r_cta, p->r_cap);
+  fprintf(f, "  R = %.4g GB/s;  Q(K):", p->R);
+  for (int i = 0; i < p->nq; i++)
+    fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_bytes[i]));
   fprintf(f, ";  mean producer at %.3g of the stall\n  method: %s\n", p->unfair_mean, p->method);
 }
 
@@ -48,8 +57,10 @@ void mcli_explain(FILE* f, const xs_link_profile* p, double K, double V, double 
   xs_plan_max_burst(&vmax, p, K, G);
   double r = fmin(K * p->r_cta, p->r_cap), a = V * (1 - p->R / r);
   fprintf(f, "Regime: %s.\n", xs_regime_name(s.regime));
-  fprintf(f, "A %s burst from %g CTAs issues at %.4g GB/s (T0 = %s) into a stage that drains at %.4g GB/s",
-          cli_fmt_bytes(b1, sizeof b1, V), K, r, cli_fmt_ns(t1, sizeof t1, t0), p->R);
+  fprintf(
+      f,
+      "A %s burst from %g CTAs issues at %.4g GB/s (T0 = %s) into a stage that drains at %.4g GB/s",
+      cli_fmt_bytes(b1, sizeof b1, V), K, r, cli_fmt_ns(t1, sizeof t1, t0), p->R);
   if (r <= p->R) {
     fprintf(f, ": the stage drains faster than the producers fill it, so nothing ever backs up.\n");
     return;
@@ -57,29 +68,37 @@ void mcli_explain(FILE* f, const xs_link_profile* p, double K, double V, double 
   fprintf(f, " and holds Q = %s; the burst leaves %s in it if nothing stalls.\n",
           cli_fmt_bytes(b2, sizeof b2, Q), cli_fmt_bytes(b1, sizeof b1, fmax(0, a)));
   if (a > Q)
-    fprintf(f, "From idle it overflows Q after %s; the rest goes at the drain rate, so even the "
-               "first burst takes %s. No gap keeps it free: split it (at most %s per burst).\n",
+    fprintf(f,
+            "From idle it overflows Q after %s; the rest goes at the drain rate, so even the "
+            "first burst takes %s. No gap keeps it free: split it (at most %s per burst).\n",
             cli_fmt_ns(t1, sizeof t1, p->t_fixed_ns + Q / (r - p->R)),
             cli_fmt_ns(t2, sizeof t2, s.t_iss_first_ns),
             cli_fmt_bytes(b1, sizeof b1, Q / (1 - p->R / r)));
   else
-    fprintf(f, "From idle it fits (first burst %s). A gap of at least %s between bursts keeps "
-               "every burst free.\n",
+    fprintf(f,
+            "From idle it fits (first burst %s). A gap of at least %s between bursts keeps "
+            "every burst free.\n",
             cli_fmt_ns(t1, sizeof t1, s.t_iss_first_ns), cli_fmt_ns(t2, sizeof t2, gmin));
-  fprintf(f, "With the gap G = %s: steady issue time %s per burst (stall %s; mean producer %s), "
-             "reached after %ld burst%s; backlog %s at each burst's start, peak %s.\n",
+  fprintf(f,
+          "With the gap G = %s: steady issue time %s per burst (stall %s; mean producer %s), "
+          "reached after %ld burst%s; backlog %s at each burst's start, peak %s.\n",
           cli_fmt_ns(t1, sizeof t1, G), cli_fmt_ns(t2, sizeof t2, s.t_iss_ns),
           cli_fmt_ns(t3, sizeof t3, s.stall_ns), cli_fmt_ns(b2, sizeof b2, s.t_iss_mean_ns),
           s.bursts_to_steady, s.bursts_to_steady == 1 ? "" : "s",
-          cli_fmt_bytes(b1, sizeof b1, s.backlog_start), cli_fmt_bytes(b3, sizeof b3, s.backlog_peak));
+          cli_fmt_bytes(b1, sizeof b1, s.backlog_start),
+          cli_fmt_bytes(b3, sizeof b3, s.backlog_peak));
   if (s.regime == XS_REGIME_DRAIN)
-    fprintf(f, "Drain-dominated: V > R (T0 + G), the stage never empties and each burst costs "
-               "V/R - G = %s, as the closed form says.\n", cli_fmt_ns(t1, sizeof t1, V / p->R - G));
+    fprintf(f,
+            "Drain-dominated: V > R (T0 + G), the stage never empties and each burst costs "
+            "V/R - G = %s, as the closed form says.\n",
+            cli_fmt_ns(t1, sizeof t1, V / p->R - G));
   double closed;
   xs_predict_closed(&closed, p, K, V, G);
-  fprintf(f, "The closed form max(T0, V/R - G) predicts %s; the largest burst that stays free "
-             "with this gap is %s.\n",
-          cli_fmt_ns(t1, sizeof t1, closed), isfinite(vmax) ? cli_fmt_bytes(b1, sizeof b1, vmax) : "unbounded");
+  fprintf(f,
+          "The closed form max(T0, V/R - G) predicts %s; the largest burst that stays free "
+          "with this gap is %s.\n",
+          cli_fmt_ns(t1, sizeof t1, closed),
+          isfinite(vmax) ? cli_fmt_bytes(b1, sizeof b1, vmax) : "unbounded");
 }
 
 /* ------------------------------------------------------------------------- model fit ----- */
@@ -89,7 +108,8 @@ static void stats_row(const char* what, const xs_error_stats* f, const xs_error_
          100 * f->median, 100 * f->p90, 100 * f->max, 100 * c->median, 100 * c->p90, 100 * c->max);
 }
 static void stats_json(const char* k, const xs_error_stats* s, int last) {
-  printf("    \"%s\": {\"n\": %zu, \"median\": %.6g, \"p90\": %.6g, \"max\": %.6g, \"mean\": %.6g}%s\n",
+  printf("    \"%s\": {\"n\": %zu, \"median\": %.6g, \"p90\": %.6g, \"max\": %.6g, \"mean\": "
+         "%.6g}%s\n",
          k, s->n, s->median, s->p90, s->max, s->mean, last ? "" : ",");
 }
 
@@ -160,7 +180,8 @@ static int model_fit(int argc, char** argv) {
   mcli_describe(stdout, "fitted profile", &p);
   printf("  %zu rows fitted, %zu held out; %d iterations; rms relative residual %.2f%%\n",
          rep.n_fit, rep.n_holdout, rep.iterations, 100 * rep.rms_rel_residual);
-  printf("\nrelative error |pred - meas| / meas   ------ fluid model ------   ------ closed form -----\n");
+  printf("\nrelative error |pred - meas| / meas   ------ fluid model ------   ------ closed form "
+         "-----\n");
   printf("  %-22s %6s  %8s %8s %8s   %8s %8s %8s\n", "rows", "n", "median", "p90", "max", "median",
          "p90", "max");
   stats_row("fitted", &rep.fluid_fit, &rep.closed_fit);
@@ -208,15 +229,19 @@ static int model_predict(int argc, char** argv, int explain) {
       {"G", "TIME", "gap (compute) between bursts (default 0)", NULL},
       {"json", NULL, "print JSON", NULL},
   };
-  cli_cmd c = explain ? (cli_cmd)CLI_CMD("model explain", "the regime of periodic bursts, in words", "", eopts, 0, 0)
-                      : (cli_cmd)CLI_CMD("model predict", "per-burst issue times and the steady state", "", opts, 0, 0);
+  cli_cmd c = explain
+                  ? (cli_cmd)CLI_CMD("model explain", "the regime of periodic bursts, in words", "",
+                                     eopts, 0, 0)
+                  : (cli_cmd)CLI_CMD("model predict", "per-burst issue times and the steady state",
+                                     "", opts, 0, 0);
   int rc = cli_parse(&c, argc, argv);
   if (rc >= 0) return rc;
   double K, V, G;
   long nb = 8;
   if (cli_get_double(&c, "K", explain ? 32 : 16, 1, 1e6, &K) ||
       cli_get_bytes(&c, "V", explain ? 4194304 : 1048576, 1, 1e13, &V) ||
-      cli_get_ns(&c, "G", 0, 0, 1e13, &G) || (!explain && cli_get_long(&c, "bursts", 8, 1, 100000, &nb)))
+      cli_get_ns(&c, "G", 0, 0, 1e13, &G) ||
+      (!explain && cli_get_long(&c, "bursts", 8, 1, 100000, &nb)))
     return 2;
   if (K != floor(K)) return cli_error(&c, "--K: %g is not a whole number", K);
   xs_link_profile p;
@@ -249,10 +274,13 @@ static int model_predict(int argc, char** argv, int explain) {
     free(bs), free(out);
     return cli_fail(&c, XS_ERR_NO_MEMORY, "predict");
   }
-  if (seq && cli_get_str(&c, "bursts", NULL)) rc = cli_error(&c, "give --bursts or --seq, not both");
-  else if (seq) rc = parse_seq(&c, cli_get_str(&c, "seq", NULL), bs, 100000, &n);
+  if (seq && cli_get_str(&c, "bursts", NULL))
+    rc = cli_error(&c, "give --bursts or --seq, not both");
+  else if (seq)
+    rc = parse_seq(&c, cli_get_str(&c, "seq", NULL), bs, 100000, &n);
   else
-    for (int i = 0; i < n; i++) bs[i].V = V, bs[i].gap_ns = G;
+    for (int i = 0; i < n; i++)
+      bs[i].V = V, bs[i].gap_ns = G;
   xs_fluid_summary sum;
   if (!rc && (r = xs_fluid_simulate(out, &sum, &p, K, bs, (size_t)n)) != XS_OK)
     rc = cli_fail(&c, r, "simulation failed");
@@ -272,16 +300,17 @@ static int model_predict(int argc, char** argv, int explain) {
            "\"max_backlog\": %.17g, \"drain_end_ns\": %.17g",
            sum.first_stall, sum.total_ns, sum.total_stall_ns, sum.max_backlog, sum.drain_end_ns);
     if (!seq)
-      printf(",\n  \"steady\": {\"t_iss_ns\": %.17g, \"t_iss_mean_ns\": %.17g, \"stall_ns\": %.17g, "
-             "\"backlog_start\": %.17g, \"bursts_to_steady\": %ld, \"regime\": \"%s\"}",
-             s.t_iss_ns, s.t_iss_mean_ns, s.stall_ns, s.backlog_start, s.bursts_to_steady,
-             xs_regime_name(s.regime));
+      printf(
+          ",\n  \"steady\": {\"t_iss_ns\": %.17g, \"t_iss_mean_ns\": %.17g, \"stall_ns\": %.17g, "
+          "\"backlog_start\": %.17g, \"bursts_to_steady\": %ld, \"regime\": \"%s\"}",
+          s.t_iss_ns, s.t_iss_mean_ns, s.stall_ns, s.backlog_start, s.bursts_to_steady,
+          xs_regime_name(s.regime));
     printf("\n}\n");
   } else {
     char a[32], b[32], d[32], e[32], f[32], g[32], h[32], k[32];
     mcli_describe(stdout, "profile", &p);
-    printf("\n%5s %11s %10s %10s %10s %10s %10s %11s %11s\n", "burst", "V", "gap", "start",
-           "T_iss", "mean CTA", "stall", "backlog0", "backlog1");
+    printf("\n%5s %11s %10s %10s %10s %10s %10s %11s %11s\n", "burst", "V", "gap", "start", "T_iss",
+           "mean CTA", "stall", "backlog0", "backlog1");
     for (int i = 0; i < n; i++)
       printf("%5d %11s %10s %10s %10s %10s %10s %11s %11s\n", i, cli_fmt_bytes(a, 32, bs[i].V),
              cli_fmt_ns(b, 32, bs[i].gap_ns), cli_fmt_ns(d, 32, out[i].t_start_ns),
@@ -292,10 +321,11 @@ static int model_predict(int argc, char** argv, int explain) {
            sum.first_stall < 0 ? "none" : (snprintf(a, 32, "burst %ld", sum.first_stall), a),
            cli_fmt_ns(b, 32, sum.total_ns), cli_fmt_ns(d, 32, sum.drain_end_ns));
     if (!seq)
-      printf("steady state (%s, %s): T_iss %s per burst (mean CTA %s), stall %s, after %ld bursts\n",
-             xs_regime_name(s.regime), s.closed_form ? "closed form" : "simulated",
-             cli_fmt_ns(a, 32, s.t_iss_ns), cli_fmt_ns(b, 32, s.t_iss_mean_ns),
-             cli_fmt_ns(d, 32, s.stall_ns), s.bursts_to_steady);
+      printf(
+          "steady state (%s, %s): T_iss %s per burst (mean CTA %s), stall %s, after %ld bursts\n",
+          xs_regime_name(s.regime), s.closed_form ? "closed form" : "simulated",
+          cli_fmt_ns(a, 32, s.t_iss_ns), cli_fmt_ns(b, 32, s.t_iss_mean_ns),
+          cli_fmt_ns(d, 32, s.stall_ns), s.bursts_to_steady);
   }
   free(bs), free(out);
   return 0;
@@ -319,10 +349,14 @@ int cmd_model(int argc, char** argv) {
   char** a = mcli_argv(argc - 1, argv + 1);
   if (!a) return 1;
   int rc;
-  if (!strcmp(argv[0], "fit")) rc = model_fit(argc - 1, a);
-  else if (!strcmp(argv[0], "predict")) rc = model_predict(argc - 1, a, 0);
-  else if (!strcmp(argv[0], "explain")) rc = model_predict(argc - 1, a, 1);
-  else if (!strcmp(argv[0], "plot")) rc = mcli_plot(argc - 1, a);
+  if (!strcmp(argv[0], "fit"))
+    rc = model_fit(argc - 1, a);
+  else if (!strcmp(argv[0], "predict"))
+    rc = model_predict(argc - 1, a, 0);
+  else if (!strcmp(argv[0], "explain"))
+    rc = model_predict(argc - 1, a, 1);
+  else if (!strcmp(argv[0], "plot"))
+    rc = mcli_plot(argc - 1, a);
   else {
     fprintf(stderr, "xstage model: unknown subcommand '%s'\n%s", argv[0], usage);
     rc = 2;
