@@ -376,6 +376,13 @@ xs_result xs_calib_settle_gap(double* g_meas, const double* g, const double* ss,
 xs_result xs_calib_predicted_settle_gap(double* G_ns, const xs_link_profile* p, double K, double V,
                                         double tol);
 
+/* The model run under a clock schedule of period P (what `--sync clock` measures): burst b is
+ * scheduled at b*P and starts at max(b*P, end of burst b-1), from an idle stage. *first_ns:
+ * burst 0; *steady_ns: the median over the second half of `bursts` bursts (2..XS_XBENCH_MAX_BURSTS).
+ * Either output may be NULL. */
+xs_result xs_calib_predict_clock(double* first_ns, double* steady_ns, const xs_link_profile* p,
+                                 double K, double V, double period_ns, int bursts);
+
 /* ------------------------------------------------------------------- calibration ----- */
 
 typedef void (*xs_calib_progress_fn)(void* arg, const char* what, double fraction);

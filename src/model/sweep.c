@@ -1078,6 +1078,24 @@ static xs_result predict_seq_clock(double* first, double* steady, const xs_link_
   return XS_OK;
 }
 
+xs_result xs_calib_predict_clock(double* first_ns, double* steady_ns, const xs_link_profile* p,
+                                 double K, double V, double period_ns, int bursts) {
+  XSI_ARG(p, "xs_calib_predict_clock: NULL profile");
+  XSI_ARG(K >= 1 && V >= 0 && period_ns >= 0 && bursts >= 2 && bursts <= XS_XBENCH_MAX_BURSTS,
+          "xs_calib_predict_clock: bad K %g, V %g, period %g or bursts %d", K, V, period_ns, bursts);
+  XSI_CHECK(xs_profile_validate(p));
+  xs_burst_result* br = (xs_burst_result*)malloc((size_t)bursts * sizeof *br);
+  if (!br) return xsi_set_error(XS_ERR_NO_MEMORY, "xs_calib_predict_clock: %d bursts", bursts);
+  double f = 0, st = 0;
+  xs_result res = predict_seq_clock(&f, &st, p, K, V, period_ns, bursts, br);
+  free(br);
+  if (res == XS_OK) {
+    if (first_ns) *first_ns = f;
+    if (steady_ns) *steady_ns = st;
+  }
+  return res;
+}
+
 xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* within10,
                                int* in_grid, const xs_calib_row* med, size_t nmed,
                                const xs_link_profile* p, double tol) {

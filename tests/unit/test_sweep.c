@@ -1018,7 +1018,24 @@ static void test_clock_rows_dataset(void) {
   unlink(path);
 }
 
+/* The model under a clock schedule: a period at least V/R leaves every burst free (T0); a
+ * shorter one backs the bursts up until each takes V/R (no gap left). */
+static void test_predict_clock(void) {
+  xs_link_profile p = host_profile();
+  const double K = 16, V = 262144;
+  double t0 = 0, first = 0, steady = 0;
+  XT_CHECK(xs_t0_iss(&t0, &p, K, V) == XS_OK);
+  XT_CHECK(xs_calib_predict_clock(&first, &steady, &p, K, V, 2.0 * V / p.R, 48) == XS_OK);
+  XT_NEAR(first, t0, 1e-9);
+  XT_NEAR(steady, t0, 1e-9);
+  XT_CHECK(xs_calib_predict_clock(NULL, &steady, &p, K, V, t0, 48) == XS_OK);
+  XT_NEAR(steady, V / p.R, 1e-6);
+  XT_CHECK(xs_calib_predict_clock(NULL, &steady, &p, K, V, t0, 1) == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_calib_predict_clock(NULL, &steady, NULL, K, V, t0, 8) == XS_ERR_INVALID_ARG);
+}
+
 int main(void) {
+  XT_RUN(test_predict_clock);
   XT_RUN(test_names);
   XT_RUN(test_plan_quick);
   XT_RUN(test_plan_full);

@@ -190,7 +190,8 @@ static xs_result write_svg(const char* path, const seq* g, size_t n, const xs_ca
   char title[160];
   snprintf(title, sizeof title, "X-Stage calibration: %.60s, %.16s, %.24s", p->device, p->transport,
            p->flavour);
-  xsi_plot_init(&plot, title, "gap G (us)", "steady-state T_iss (us)");
+  xsi_plot_init(&plot, title, "gap G (us; clock schedule: period = T0 + G)",
+                 "steady-state T_iss (us)");
   xs_result res = XS_OK;
   static const unsigned colors[4] = {0x1f77b4, 0xd62728, 0x2ca02c, 0x9467bd};
   int drawn = 0;
@@ -199,20 +200,34 @@ static xs_result write_svg(const char* path, const seq* g, size_t n, const xs_ca
     if (!isfinite(tr->g_meas_ns) && q + 4 - drawn < rep->ntrans) continue;
     double x[64], y[64], xm[96], yf[96], yc[96], gmax = 0;
     size_t m = 0;
+    int clock = 0, nbursts = 2;
     for (size_t j = 0; j < n && m < 64; j++)
       if (g[j].ok && g[j].pt.phase == XS_PHASE_GRID && g[j].pt.K == tr->K && g[j].s.V == tr->V) {
         x[m] = g[j].s.gap_measured_ns / 1e3, y[m] = g[j].s.t_iss_steady_ns / 1e3;
         gmax = x[m] > gmax ? x[m] : gmax;
+        clock |= g[j].s.sched_period_ns > 0;
+        nbursts = g[j].pt.bursts > nbursts ? g[j].pt.bursts : nbursts;
         m++;
       }
+    if (nbursts > XS_XBENCH_MAX_BURSTS) nbursts = XS_XBENCH_MAX_BURSTS;
     if (!m) continue;
     for (int k = 0; k < 96; k++) {
       xs_steady st;
-      double G = gmax * 1e3 * k / 95.0;
+      double G = gmax * 1e3 * k / 95.0, c = NAN, t0 = NAN, ss = NAN;
       xm[k] = G / 1e3;
-      yf[k] = xs_fluid_periodic(&st, p, tr->K, tr->V, G) == XS_OK ? st.t_iss_ns / 1e3 : NAN;
-      double c = NAN;
-      yc[k] = xs_predict_closed(&c, p, tr->K, tr->V, G) == XS_OK ? c / 1e3 : NAN;
+      if (clock) {
+        /* NOTE: a clock-scheduled sequence has period P = T0 + G: while P < V/R every burst
+         * starts late (no gap at all), so both predictors are run under the same schedule as
+         * the measurement (the closed form's steady state: T0 if P >= V/R, else V/R). */
+        xs_t0_iss(&t0, p, tr->K, tr->V);
+        yf[k] = xs_calib_predict_clock(NULL, &ss, p, tr->K, tr->V, t0 + G, nbursts) == XS_OK
+                    ? ss / 1e3
+                    : NAN;
+        yc[k] = (t0 + G >= tr->V / p->R ? t0 : tr->V / p->R) / 1e3;
+      } else {
+        yf[k] = xs_fluid_periodic(&st, p, tr->K, tr->V, G) == XS_OK ? st.t_iss_ns / 1e3 : NAN;
+        yc[k] = xs_predict_closed(&c, p, tr->K, tr->V, G) == XS_OK ? c / 1e3 : NAN;
+      }
     }
     char lab[96];
     snprintf(lab, sizeof lab, "K=%d V=%.0f KiB measured", tr->K, tr->V / 1024);
