@@ -7,7 +7,8 @@
  *   closed form (seed paper, the baseline):  T_iss = max(T0_iss(K, V), V/R - G)
  *   fluid queue: backlog b grows at r_iss - R while b < Q(K) during a burst, the issuer is
  *   throttled to R while b = Q(K), and b falls by min(b, R*t) during any interval t in which
- *   nothing is issued (the burst's fixed overhead and the gap G).
+ *   nothing is issued (the burst's fixed overhead and the gap G). With a burst room Qb(K)
+ *   (has_q_burst) a burst is also throttled once it has added Qb(K) to the backlog it found.
  */
 #ifndef XSTAGE_MODEL_H
 #define XSTAGE_MODEL_H
@@ -62,10 +63,18 @@ typedef struct xs_link_profile {
    *   overhead becomes max(t_fixed_ns, t_min_ns - V / r_iss(K)) (nothing issued, the stage
    *   drains). */
   double t_min_ns;
+  /* Refinement: the burst room (docs/model.md §12). has_q_burst = 0 (the default): absent, the
+   * original model. 1: q_burst_bytes[i] at q_k[i] (piecewise linear like Q) is the most one
+   * burst can run ahead of the drain, Qb(K): a burst that starts with backlog b is throttled
+   * once it has added min(Qb(K), Q(K) - b) to the stage, so one burst from idle sees Qb while
+   * bursts that accumulate over a sequence see Q. */
+  int has_q_burst;
+  double q_burst_bytes[XS_PROFILE_MAX_QPTS];
 } xs_link_profile;
 
 #define XS_LINK_PROFILE_INITIALIZER                                                                \
-  {sizeof(xs_link_profile), 0.0, 1.0, 1.0, 1.0, 1, {1.0}, {0.0}, 0.5, "", "", "", "", "", 0, 0.0}
+  {sizeof(xs_link_profile), 0.0, 1.0, 1.0, 1.0, 1, {1.0}, {0.0}, 0.5, "", "", "", "", "", 0, 0.0, \
+   0, {0.0}}
 
 /* Check every field (positive finite rates, nq in range, q_k increasing, ...). The detail
  * names the first bad field. */
@@ -90,6 +99,8 @@ xs_result xs_profile_to_json(char** out_json, const xs_link_profile* p);
 /* T0_iss(K, V) and Q(K). K >= 1, V >= 0. */
 xs_result xs_t0_iss(double* t_ns, const xs_link_profile* p, double K, double V);
 xs_result xs_capacity(double* q_bytes, const xs_link_profile* p, double K);
+/* Qb(K), the burst room (has_q_burst); +inf when the profile has none. K >= 1. */
+xs_result xs_burst_room(double* q_bytes, const xs_link_profile* p, double K);
 
 /* ---------------------------------------------------------------------- predictors ----- */
 
@@ -206,12 +217,13 @@ typedef struct xs_fit_options {
   const char* transport;   /* fit only rows of this transport; NULL = all rows */
   double huber_delta;      /* robust loss scale, relative error (0.05) */
   int max_iter;            /* (200) */
-  /* 1 (default): also fit the refinement t_min_ns; 0: only the original parameters
-   * (t_min_ns = 0, the original model). */
+  /* 2 (default): also fit the refinements t_min_ns and the burst room q_burst_bytes (one
+   * point per K, like Q); 1: t_min_ns only (has_q_burst = 0); 0: only the original
+   * parameters (t_min_ns = 0, has_q_burst = 0: the original model). */
   int refine;
 } xs_fit_options;
 
-#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200, 1}
+#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200, 2}
 
 typedef struct xs_error_stats {
   size_t n;

@@ -43,6 +43,11 @@ void mcli_describe(FILE* f, const char* label, const xs_link_profile* p) {
   fprintf(f, "  R = %.4g GB/s;  Q(K):", p->R);
   for (int i = 0; i < p->nq; i++)
     fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_bytes[i]));
+  if (p->has_q_burst) {
+    fprintf(f, ";  burst room Qb(K):");
+    for (int i = 0; i < p->nq; i++)
+      fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_burst_bytes[i]));
+  }
   fprintf(f, ";  mean producer at %.3g of the stall\n  method: %s\n", p->unfair_mean, p->method);
 }
 

@@ -7,8 +7,9 @@
  * guess comes from the data (see docs/model.md, "Fitting"): R from drain-bound rows, t_fixed and
  * r_iss(K) from the burst-0 line T = t_fixed + V/r_iss, Q(K) from bursts that overflow from
  * idle. unfair_mean is a linear least-squares fit on the rows with t_iss_mean_ns. With
- * options.refine (the default) one more parameter: ln t_min_ns, the latency floor of T0
- * (docs/model.md, "Refinements"). */
+ * options.refine >= 1 one more parameter: ln t_min_ns, the latency floor of T0; with
+ * options.refine = 2 (the default) also ln Qb(K_j), the burst room, one per distinct K
+ * (docs/model.md §12). */
 #include "model/model_internal.h"
 
 #include <stdio.h>
@@ -17,7 +18,7 @@
 
 #define NP_BASE 4
 #define NP_REFINE 1 /* ln t_min */
-#define NP_MAX (NP_BASE + XS_PROFILE_MAX_QPTS + NP_REFINE)
+#define NP_MAX (NP_BASE + 2 * XS_PROFILE_MAX_QPTS + NP_REFINE)
 
 typedef struct fit_ctx {
   const xs_sample* s;
@@ -27,6 +28,7 @@ typedef struct fit_ctx {
   double ks[XS_PROFILE_MAX_QPTS];
   double delta;
   int refine; /* 1: th[NP_BASE + nk] = ln t_min */
+  int room;   /* 1: th[NP_BASE + nk + refine + j] = ln Qb(K_j), the burst room */
   /* measured sequences (xs_sample.seq >= 1): simulated once per evaluation, each with its own
    * gaps (xsi_seq_predict); pred holds those rows' predictions (one entry per dataset row) */
   const size_t* seq_order;
@@ -49,6 +51,9 @@ static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
     p->t_min_ns = exp(th[NP_BASE + c->nk]);
     if (p->t_min_ns < 1e-3) p->t_min_ns = 0.0; /* at the bound of the log: absent */
   }
+  p->has_q_burst = c->room;
+  for (int j = 0; j < XS_PROFILE_MAX_QPTS; j++)
+    p->q_burst_bytes[j] = c->room && j < c->nk ? exp(th[NP_BASE + c->nk + c->refine + j]) : 0.0;
 }
 
 static void residuals(double* r, const fit_ctx* c, const double* th) {
@@ -234,6 +239,12 @@ static int initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2
   for (int j = 0; j < c->nk; j++)
     th[NP_BASE + j] = log(th[NP_BASE + j] > 0 ? th[NP_BASE + j] : qfallback);
   if (c->refine) th[NP_BASE + c->nk] = log(t_min0 > 0 ? t_min0 : 1.0);
+  /* burst room: the overflow rows above estimate what one burst from idle sees (Qb); the
+   * accumulated capacity Q starts above it, so that both are active. */
+  for (int j = 0; c->room && j < c->nk; j++) {
+    th[NP_BASE + c->nk + c->refine + j] = th[NP_BASE + j];
+    th[NP_BASE + j] += log(1.5);
+  }
   return changed;
 }
 
@@ -376,7 +387,7 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   uint8_t* tmask = malloc(N + 1);
   double* work = NULL;
   size_t* seq_order = NULL;
-  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, o.refine != 0, NULL, 0, NULL};
+  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, o.refine != 0, o.refine >= 2, NULL, 0, NULL};
   c.rows = malloc((N + 1) * sizeof *c.rows);
   c.pred = malloc((N + 1) * sizeof *c.pred);
   if (!mark || !tmask || !c.rows || !c.pred)
@@ -401,7 +412,7 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   for (int j = 0; j < c.nk; j++) /* more K than points: spread the points over the range */
     c.ks[j] = nkall <= XS_PROFILE_MAX_QPTS ? kall[j]
                                            : kall[(int)lround((double)j * (nkall - 1) / (c.nk - 1))];
-  int np = NP_BASE + c.nk + (c.refine ? NP_REFINE : 0);
+  int np = NP_BASE + c.nk + (c.refine ? NP_REFINE : 0) + (c.room ? c.nk : 0);
   if (c.n < (size_t)np + 1)
     XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit: %zu fitted rows cannot determine %d parameters", c.n,
              np);

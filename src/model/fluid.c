@@ -1,7 +1,7 @@
 /* fluid.c — the fluid-queue event simulation: one stage (any burst sequence) and several
- * stages fed by one issuer with a shared issue limit (water-filling). The refinement of the
- * profile (t_min_ns) acts in xsi_burst_time, so xs_fluid_simulate has it;
- * xs_fluid_simulate_multi is the original model (docs/model.md, "Refinements"). */
+ * stages fed by one issuer with a shared issue limit (water-filling). The refinements of the
+ * profile (t_min_ns, the burst room q_burst_bytes) act in xsi_burst_time, so xs_fluid_simulate
+ * has them; xs_fluid_simulate_multi is the original model (docs/model.md §12). */
 #include "model/model_internal.h"
 
 #include <stdlib.h>

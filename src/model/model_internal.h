@@ -20,6 +20,7 @@
 typedef struct xsi_link {
   double tf, r, R, Q, um; /* t_fixed ns, issue rate, drain rate (bytes/ns), Q bytes, unfair */
   double tmin;
+  double Qb; /* burst room Qb(K) (has_q_burst), else +inf */
 } xsi_link;
 
 static inline double xsi_r_iss(const xs_link_profile* p, double K) {
@@ -29,6 +30,8 @@ static inline double xsi_r_iss(const xs_link_profile* p, double K) {
 
 /* Q(K) by piecewise-linear interpolation (profile assumed valid). */
 double xsi_capacity(const xs_link_profile* p, double K);
+/* Qb(K), the burst room, by the same interpolation; +inf when the profile has none. */
+double xsi_burst_room(const xs_link_profile* p, double K);
 
 static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
   xsi_link l;
@@ -38,6 +41,7 @@ static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
   l.Q = xsi_capacity(p, K);
   l.um = p->unfair_mean;
   l.tmin = p->t_min_ns;
+  l.Qb = xsi_burst_room(p, K);
   return l;
 }
 
@@ -75,13 +79,13 @@ static inline double xsi_burst_time(const xsi_link* l, double b0, double V, doub
       *b_end = 0.0;
     }
   } else {
-    double room = fmax(0.0, l->Q - b1);
+    double room = fmax(0.0, fmin(l->Qb, l->Q - b1)); /* the burst room caps one burst's run */
     double u = room * l->r / (l->r - l->R); /* bytes issued before the stage is full */
     if (V <= u) {
       *b_end = b1 + V * (1.0 - l->R / l->r);
     } else {
       st = (V - u) * (1.0 / l->R - 1.0 / l->r); /* the rest goes at R instead of r */
-      *b_end = l->Q;
+      *b_end = room < l->Q - b1 ? b1 + room : l->Q; /* Q exactly when the stage is full */
     }
     dr += l->R * (tph + st);
   }

@@ -5,7 +5,8 @@
  * G* = max(0, V/R - T0_iss) when a <= Q (infinite otherwise) and the largest free burst
  * V* = min(Q, R (t_fixed + G)) / (1 - R/r); with a latency floor t_min > 0 (T0 = max(t_min,
  * t_fixed + V/r)) also every V <= R (t_min + G) with a <= Q is free, so
- * V* = min(Q / (1 - R/r), max(that, R (t_min + G))). Each result is checked against the
+ * V* = min(Q / (1 - R/r), max(that, R (t_min + G))). With a burst room Qb (one burst adds at
+ * most min(Qb, Q - b)) Q becomes min(Q, Qb) in all of this. Each result is checked against the
  * steady state and nudged by one ulp at a time if rounding put it on the wrong side. */
 #include "model/model_internal.h"
 
@@ -52,9 +53,10 @@ xs_result xs_plan_max_burst(double* V_bytes, const xs_link_profile* p, double K,
     *V_bytes = INFINITY;
     return XS_OK;
   }
-  double V = fmin(l.Q, l.R * (l.tf + G)) / (1.0 - l.R / l.r);
+  const double Q1 = fmin(l.Q, l.Qb); /* what one burst may add: Q, or the burst room Qb */
+  double V = fmin(Q1, l.R * (l.tf + G)) / (1.0 - l.R / l.r);
   if (l.tmin > 0) /* free also when V <= R (t_min + G): the floor leaves the stage that time */
-    V = fmin(l.Q / (1.0 - l.R / l.r), fmax(V, l.R * (l.tmin + G)));
+    V = fmin(Q1 / (1.0 - l.R / l.r), fmax(V, l.R * (l.tmin + G)));
   for (int i = 0; i < 256 && V > 0 && !steady_free(p, K, V, G); i++) V = nextafter(V, 0.0);
   *V_bytes = V;
   return XS_OK;

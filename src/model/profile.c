@@ -36,6 +36,13 @@ xs_result xs_profile_validate(const xs_link_profile* p) {
           "profile: field 'unfair_mean' must be in [0, 1] (got %g)", p->unfair_mean);
   XSI_ARG(xsi_finite(p->t_min_ns) && p->t_min_ns >= 0 && p->t_min_ns <= 1e12,
           "profile: field 't_min_ns' must be finite and in [0, 1e12] ns (got %g)", p->t_min_ns);
+  XSI_ARG(p->has_q_burst == 0 || p->has_q_burst == 1,
+          "profile: field 'has_q_burst' must be 0 or 1 (got %d)", p->has_q_burst);
+  for (int i = 0; p->has_q_burst && i < p->nq; i++)
+    XSI_ARG(xsi_finite(p->q_burst_bytes[i]) && p->q_burst_bytes[i] >= 0 &&
+                p->q_burst_bytes[i] <= 1e15,
+            "profile: field 'q_burst_bytes[%d]' must be in [0, 1e15] bytes (got %g)", i,
+            p->q_burst_bytes[i]);
   XSI_ARG(str_ok(p->device, sizeof p->device), "profile: field 'device' is not NUL-terminated");
   XSI_ARG(str_ok(p->transport, sizeof p->transport),
           "profile: field 'transport' is not NUL-terminated");
@@ -54,6 +61,17 @@ double xsi_capacity(const xs_link_profile* p, double K) {
       return p->q_bytes[i - 1] + t * (p->q_bytes[i] - p->q_bytes[i - 1]);
     }
   return p->q_bytes[p->nq - 1];
+}
+
+double xsi_burst_room(const xs_link_profile* p, double K) {
+  if (!p->has_q_burst) return INFINITY;
+  if (K <= p->q_k[0]) return p->q_burst_bytes[0];
+  for (int i = 1; i < p->nq; i++)
+    if (K <= p->q_k[i]) {
+      double t = (K - p->q_k[i - 1]) / (p->q_k[i] - p->q_k[i - 1]);
+      return p->q_burst_bytes[i - 1] + t * (p->q_burst_bytes[i] - p->q_burst_bytes[i - 1]);
+    }
+  return p->q_burst_bytes[p->nq - 1];
 }
 
 static const char* const g_names[] = {"h200-host", "h200-host-anchors", "h200-hbm", "h200-nvlink",
@@ -75,17 +93,21 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
      * clock-aligned producers, 2,340 sequences; this is `xstage model fit` of the committed
      * per-configuration medians data/h200-host-calibration.csv (a unit test re-fits it).
      * Results and held-out errors: docs/results/calibration-h200.md. */
-    p.t_min_ns = 239.75568809978688;
-    p.t_fixed_ns = 102.33001817715618;
-    p.r_cta = 52.38387404833557;
-    p.r_cap = 5651.366308346287;
-    p.R = 51.89024681712033;
+    p.t_min_ns = 239.65535024275553;
+    p.t_fixed_ns = 105.88037761089417;
+    p.r_cta = 53.328640309571654;
+    p.r_cap = 5719.7107857477649;
+    p.R = 52.020448814635408;
     p.nq = 5;
     static const double qk[5] = {8, 16, 32, 64, 132};
-    static const double qb[5] = {904004.3075649139, 1141555.673885004, 1641134.725088735,
-                                 2064314.1770539838, 3358873.540184376};
-    for (int i = 0; i < 5; i++) p.q_k[i] = qk[i], p.q_bytes[i] = qb[i];
-    p.unfair_mean = 0.8203430246432152;
+    static const double qb[5] = {936263.43361434876, 1222443.2294681154, 1732778.3200873681,
+                                 2064416.1584100514, 3523237.7292713569};
+    /* the burst room Qb(K) (docs/model.md §12); at K = 64 it exceeds Q: inactive there */
+    static const double qr[5] = {888464.39556517848, 981436.20729217015, 1015911.6143821276,
+                                 2456511.7431793306, 2318236.0839983425};
+    p.has_q_burst = 1;
+    for (int i = 0; i < 5; i++) p.q_k[i] = qk[i], p.q_bytes[i] = qb[i], p.q_burst_bytes[i] = qr[i];
+    p.unfair_mean = 0.82052252027433781;
     p.calibrated = 1;
     set_str(p.transport, sizeof p.transport, "host");
     set_str(p.date, sizeof p.date, "2026-11-29");
@@ -160,6 +182,14 @@ xs_result xs_capacity(double* q_bytes, const xs_link_profile* p, double K) {
   XSI_CHECK(xs_profile_validate(p));
   XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
   *q_bytes = xsi_capacity(p, K);
+  return XS_OK;
+}
+
+xs_result xs_burst_room(double* q_bytes, const xs_link_profile* p, double K) {
+  XSI_ARG(q_bytes != NULL, "q_bytes is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  *q_bytes = xsi_burst_room(p, K);
   return XS_OK;
 }
 

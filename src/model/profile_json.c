@@ -47,7 +47,15 @@ xs_result xs_profile_to_json(char** out_json, const xs_link_profile* p) {
       if (i) xsi_sb_puts(&sb, ", ");
       xsi_sb_json_number(&sb, pass ? p->q_bytes[i] : p->q_k[i]);
     }
-    xsi_sb_puts(&sb, pass ? "]\n" : "],\n");
+    xsi_sb_puts(&sb, pass && !p->has_q_burst ? "]\n" : "],\n");
+  }
+  if (p->has_q_burst) { /* the burst room Qb(K) at q_k: written only when set */
+    xsi_sb_puts(&sb, "  \"q_burst_bytes\": [");
+    for (int i = 0; i < p->nq; i++) {
+      if (i) xsi_sb_puts(&sb, ", ");
+      xsi_sb_json_number(&sb, p->q_burst_bytes[i]);
+    }
+    xsi_sb_puts(&sb, "]\n");
   }
   xsi_sb_puts(&sb, "}\n");
   xs_result r = xsi_sb_status(&sb);
@@ -136,6 +144,14 @@ xs_result xs_profile_from_json(xs_link_profile* out, const char* text, size_t le
     XSI_FAIL(res, XS_ERR_PARSE, fail, "%s:%d: 'q_k' has %d entries but 'q_bytes' has %d", name,
              xsi_json_get(root, "q_bytes")->line, nk, nb);
   p.nq = nk;
+  if (xsi_json_get(root, "q_burst_bytes")) { /* optional: absent = no burst room (Qb = inf) */
+    int nqb = 0;
+    XSI_CHECK_GOTO(get_array(p.q_burst_bytes, &nqb, root, "q_burst_bytes", name), res, fail);
+    if (nqb != nk)
+      XSI_FAIL(res, XS_ERR_PARSE, fail, "%s:%d: 'q_k' has %d entries but 'q_burst_bytes' has %d",
+               name, xsi_json_get(root, "q_burst_bytes")->line, nk, nqb);
+    p.has_q_burst = 1;
+  }
   XSI_CHECK_GOTO(get_str(p.device, sizeof p.device, root, "device", name), res, fail);
   XSI_CHECK_GOTO(get_str(p.transport, sizeof p.transport, root, "transport", name), res, fail);
   XSI_CHECK_GOTO(get_str(p.flavour, sizeof p.flavour, root, "flavour", name), res, fail);

@@ -7,14 +7,17 @@
  *                             with an empty stage once its fixed overhead has passed)
  *   d > 0:                    b_n = min(Q - R*G, c + (n-1)*d), b* = max(0, Q - R*G).
  * The refinement t_min (docs/model.md, "Refinements") enters through the burst's fixed
- * overhead for the given V (xsi_link_for): every formula above holds with tf = that overhead. */
+ * overhead for the given V (xsi_link_for): every formula above holds with tf = that overhead.
+ * The refinement Qb (burst room: one burst adds at most min(Qb, Q - b) to the stage) replaces a
+ * by min(a, Qb) in f, which keeps f monotone with slopes 0 and 1: the same fixed points with
+ * that a. The stall of a burst is max(0, a - min(Qb, Q - max(0, b - R*tf))) / R. */
 #include "model/model_internal.h"
 
 
 double xsi_backlog_at(const xsi_link* l0, double V, double G, long n) {
   if (n <= 0 || l0->r <= l0->R) return 0.0;
   const xsi_link lv = xsi_link_for(l0, V), *l = &lv; /* t_min folded into the fixed overhead */
-  double a = V * (1.0 - l->R / l->r);
+  double a = fmin(V * (1.0 - l->R / l->r), l->Qb); /* one burst's growth, capped by Qb */
   double c = fmax(0.0, fmin(l->Q, a) - l->R * G);
   if (n == 1 || c <= l->R * l->tf) return c;
   double d = a - l->R * (l->tf + G);
@@ -30,8 +33,8 @@ double xsi_predict_burst(const xsi_link* l, double V, double G, long n) {
 static xs_regime regime_of(const xsi_link* l, double V, double G) {
   if (l->r <= l->R) return XS_REGIME_FREE;
   double a = V * (1.0 - l->R / l->r);
-  double d = a - l->R * (l->tf + G);
-  if (a <= l->Q && d <= 0) return XS_REGIME_FREE;
+  double d = fmin(a, l->Qb) - l->R * (l->tf + G);
+  if (a <= fmin(l->Q, l->Qb) && d <= 0) return XS_REGIME_FREE;
   if (d > 0 && l->Q > l->R * (l->tf + G)) return XS_REGIME_DRAIN;
   return XS_REGIME_CAPACITY;
 }
@@ -69,7 +72,7 @@ xs_result xs_fluid_periodic(xs_steady* out, const xs_link_profile* p, double K, 
   s.regime = regime_of(&l, V, G);
   double bstar = 0.0;
   if (l.r > l.R) {
-    double a = V * (1.0 - l.R / l.r);
+    double a = fmin(V * (1.0 - l.R / l.r), l.Qb); /* one burst's growth, capped by Qb */
     double d = a - l.R * (l.tf + G);
     bstar = d > 0 ? fmax(0.0, l.Q - l.R * G) : fmax(0.0, fmin(l.Q, a) - l.R * G);
   }
@@ -82,7 +85,8 @@ xs_result xs_fluid_periodic(xs_steady* out, const xs_link_profile* p, double K, 
   if (!(fabs(fb - bstar) <= 1e-9 * (l.Q + V + 1.0))) periodic_by_simulation(&s, &l, V, G);
 
   /* bursts_to_steady: T(b) is non-decreasing in b and b_n climbs; stall(b) =
-   * max(0, a - Q + max(0, b - R*tf)) / R for r > R. */
+   * max(0, a - Q + max(0, b - R*tf)) / R for r > R where Q - b bounds the room (below, the
+   * stall is that of the first burst, which is below the threshold here). */
   double thr = s.t_iss_ns * (1.0 - 1e-3);
   if (s.closed_form) {
     if (s.t_iss_first_ns >= thr) {
@@ -90,7 +94,7 @@ xs_result xs_fluid_periodic(xs_steady* out, const xs_link_profile* p, double K, 
     } else {
       double a = V * (1.0 - l.R / l.r);
       double c = xsi_backlog_at(&l, V, G, 1);
-      double d = a - l.R * (l.tf + G);
+      double d = fmin(a, l.Qb) - l.R * (l.tf + G); /* growth per burst */
       double bthr = l.R * (thr - T0) - a + l.Q + l.R * l.tf;
       double k = d > 0 ? ceil((bthr - c) / d) : 0.0;
       if (!(k >= 0)) k = 0;

@@ -16,6 +16,9 @@ static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi)))
 /* 1: random profiles also carry the latency floor t_min_ns (the refinement); the property
  * tests run once without it (the original model) and once with it. */
 static int g_tmin = 0;
+/* 1: random profiles also carry the burst room q_burst_bytes (the second refinement), below or
+ * above Q; the property tests run a third time with both refinements. */
+static int g_room = 0;
 
 /* A random valid profile where backpressure is possible (r_iss(K) > R for large K). */
 static xs_link_profile random_profile(void) {
@@ -29,14 +32,21 @@ static xs_link_profile random_profile(void) {
   for (int i = 0; i < 3; i++) p.q_bytes[i] = lurand(64e3, 8e6);
   p.unfair_mean = urand(0, 1);
   if (g_tmin) p.t_min_ns = lurand(10, 2e5);
+  if (g_room) {
+    p.has_q_burst = 1;
+    for (int i = 0; i < 3; i++) p.q_burst_bytes[i] = lurand(32e3, 8e6);
+  }
   return p;
 }
 
-/* Brute-force reference: explicit time stepping of the queue (issue while b < Q, else at R). */
+/* Brute-force reference: explicit time stepping of the queue (issue while b < Q, else at R).
+ * With a burst room Qb, a burst is also throttled once it has added Qb to the backlog it found
+ * after its fixed overhead. */
 static void brute(double* T, const xs_link_profile* p, double K, const xs_burst* bs, size_t n,
                   double dt) {
-  double r = K * p->r_cta < p->r_cap ? K * p->r_cta : p->r_cap, Q, b = 0;
+  double r = K * p->r_cta < p->r_cap ? K * p->r_cta : p->r_cap, Q, Qb, b = 0;
   xs_capacity(&Q, p, K);
+  xs_burst_room(&Qb, p, K);
   for (size_t i = 0; i < n; i++) {
     for (double t = 0; t < bs[i].gap_ns; t += dt) b = fmax(0, b - p->R * fmin(dt, bs[i].gap_ns - t));
     double t = 0, left = bs[i].V;
@@ -45,10 +55,11 @@ static void brute(double* T, const xs_link_profile* p, double K, const xs_burst*
       double h = fmin(dt, tf - u);
       b = fmax(0, b - p->R * h), t += h;
     }
+    const double cap = fmin(Q, b + Qb); /* the burst room */
     while (left > 0) {
       double x = r * dt;
       if (x > left) x = left;
-      if (b + x - p->R * dt > Q) x = fmax(0, Q - b + p->R * dt);
+      if (b + x - p->R * dt > cap) x = fmax(0, cap - b + p->R * dt);
       double h = x < r * dt ? (x == left ? x / r : dt) : dt;
       b = fmax(0, b + x - p->R * h);
       left -= x, t += h;
@@ -60,9 +71,11 @@ static void brute(double* T, const xs_link_profile* p, double K, const xs_burst*
 static void test_limits(void) {
   for (int it = 0; it < 200; it++) {
     xs_link_profile p = random_profile();
-    double K = floor(lurand(1, 128)), V = lurand(1e3, 1e8), t0, Q, closed;
+    double K = floor(lurand(1, 128)), V = lurand(1e3, 1e8), t0, Q, Qb, closed;
     XT_CHECK(xs_t0_iss(&t0, &p, K, V) == XS_OK);
     xs_capacity(&Q, &p, K);
+    xs_burst_room(&Qb, &p, K);
+    Q = fmin(Q, Qb); /* what one burst may add (Q without a burst room) */
     xs_steady s;
     /* G -> inf: every burst is T0 unless one burst alone overflows Q */
     XT_CHECK(xs_fluid_periodic(&s, &p, K, V, INFINITY) == XS_OK);
@@ -76,11 +89,19 @@ static void test_limits(void) {
       XT_CHECK(xs_fluid_periodic(&s, &p, K, Vb, 0) == XS_OK);
       XT_NEAR(s.t_iss_ns, Vb / p.R, 1e-9);
       XT_EQ_INT(s.regime, XS_REGIME_DRAIN);
-      xs_burst bs[6];
-      for (int i = 0; i < 6; i++) bs[i].V = Vb, bs[i].gap_ns = 0;
-      xs_burst_result out[6];
-      XT_CHECK(xs_fluid_simulate(out, NULL, &p, K, bs, 6) == XS_OK);
-      XT_NEAR(out[5].t_iss_ns, Vb / p.R, 1e-9);
+      /* 6 bursts; with a burst room Qb < Q the backlog climbs by Qb - R tf per burst until it
+       * reaches Q: that many more */
+      double Qf, tfb = fmax(p.t_fixed_ns, p.t_min_ns - Vb / r);
+      xs_capacity(&Qf, &p, K);
+      double climb = Q < Qf ? ceil((Qf - Q) / (Q - p.R * tfb)) : 0.0;
+      size_t nb = 6 + (size_t)fmin(climb, 1e6);
+      xs_burst* bs = malloc(nb * sizeof *bs);
+      xs_burst_result* out = malloc(nb * sizeof *out);
+      for (size_t i = 0; i < nb; i++) bs[i].V = Vb, bs[i].gap_ns = 0;
+      XT_CHECK(xs_fluid_simulate(out, NULL, &p, K, bs, nb) == XS_OK);
+      XT_NEAR(out[nb - 1].t_iss_ns, Vb / p.R, 1e-9);
+      free(bs);
+      free(out);
     }
   }
 }
@@ -329,6 +350,89 @@ static void test_tmin(void) {
   XT_CHECK(strstr(xs_last_error(), "t_min_ns") != NULL);
 }
 
+/* The burst room Qb: one burst adds at most min(Qb, Q - b) to the stage (b: the backlog it found
+ * after its fixed overhead), so a big burst from idle is throttled at Qb while small bursts
+ * accumulate to Q; the backlog map and the closed-form steady state keep their form with
+ * a = min(V (1 - R/r), Qb); Qb >= Q or has_q_burst = 0 is the model without it; JSON keeps it,
+ * omits it when absent, reads a profile without it as absent; bad values name the field. */
+static void test_burst_room(void) {
+  xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
+  p.t_fixed_ns = 100, p.r_cta = 50, p.r_cap = 5000, p.R = 50;
+  p.q_k[0] = 1, p.q_bytes[0] = 3.5e6;
+  xs_link_profile z = p; /* no burst room */
+  p.has_q_burst = 1, p.q_burst_bytes[0] = 2e6;
+  const double K = 132, r = 5000, V = 4e6; /* a = V (1 - R/r) = 3.96e6 > Q > Qb */
+  double qb;
+  XT_CHECK(xs_burst_room(&qb, &p, K) == XS_OK);
+  XT_NEAR(qb, 2e6, 1e-15);
+  XT_CHECK(xs_burst_room(&qb, &z, K) == XS_OK);
+  XT_CHECK(isinf(qb));
+  /* one burst from idle: throttled once it has added Qb (not Q) */
+  xs_burst one = {V, 0};
+  xs_burst_result o1, o0;
+  XT_CHECK(xs_fluid_simulate(&o1, NULL, &p, K, &one, 1) == XS_OK);
+  XT_CHECK(xs_fluid_simulate(&o0, NULL, &z, K, &one, 1) == XS_OK);
+  double u = 2e6 * r / (r - 50); /* bytes issued before the room is used up */
+  XT_NEAR(o1.t_iss_ns, 100 + u / r + (V - u) / 50, 1e-12);
+  XT_NEAR(o1.backlog_end, 2e6, 1e-12);
+  XT_NEAR(o1.stall_ns - o0.stall_ns, 1.5e6 / 50, 1e-9); /* (Q - Qb) / R more */
+  /* small bursts back to back accumulate past Qb, up to Q */
+  xs_burst bs[64];
+  for (int i = 0; i < 64; i++) bs[i].V = 262144, bs[i].gap_ns = 0;
+  xs_fluid_summary sum;
+  XT_CHECK(xs_fluid_simulate(NULL, &sum, &p, K, bs, 64) == XS_OK);
+  XT_NEAR(sum.max_backlog, 3.5e6, 1e-12);
+  /* closed form = simulation, and the steady state of the drain regime is V/R - G */
+  xs_steady s;
+  XT_CHECK(xs_fluid_periodic(&s, &p, K, V, 10000) == XS_OK); /* Qb > R (tf + G): accumulates */
+  XT_CHECK(s.closed_form == 1);
+  XT_EQ_INT(s.regime, XS_REGIME_DRAIN);
+  XT_NEAR(s.t_iss_ns, V / 50 - 10000, 1e-9);
+  XT_NEAR(s.t_iss_first_ns, o1.t_iss_ns, 1e-12);
+  XT_CHECK(xs_fluid_periodic(&s, &p, K, V, 50000) == XS_OK); /* Qb < R (tf + G) < Q */
+  XT_EQ_INT(s.regime, XS_REGIME_CAPACITY);
+  XT_NEAR(s.t_iss_ns, o1.t_iss_ns, 1e-12); /* every burst starts empty and sees Qb */
+  XT_CHECK(xs_fluid_periodic(&s, &z, K, V, 50000) == XS_OK);
+  XT_EQ_INT(s.regime, XS_REGIME_DRAIN); /* without the room the backlog would build up */
+  /* the planner: the largest free burst is bounded by Qb from idle */
+  double vmax;
+  XT_CHECK(xs_plan_max_burst(&vmax, &p, K, 1e9) == XS_OK);
+  XT_NEAR(vmax, 2e6 / (1 - 50.0 / r), 1e-9);
+  /* Qb >= Q: the model without the room, exactly */
+  xs_link_profile w = p;
+  w.q_burst_bytes[0] = 3.5e6;
+  for (int g = 0; g < 8; g++) {
+    xs_burst_result a[64], b[64];
+    for (int i = 0; i < 64; i++) bs[i].V = 1e5 * (1 + (i * 7 + g) % 13), bs[i].gap_ns = g * 900.0;
+    XT_CHECK(xs_fluid_simulate(a, NULL, &w, K, bs, 64) == XS_OK);
+    XT_CHECK(xs_fluid_simulate(b, NULL, &z, K, bs, 64) == XS_OK);
+    for (int i = 0; i < 64; i++) XT_NEAR(a[i].t_iss_ns, b[i].t_iss_ns, 1e-15);
+  }
+  /* JSON */
+  char* js = NULL;
+  XT_CHECK(xs_profile_to_json(&js, &p) == XS_OK);
+  XT_CHECK(strstr(js, "\"q_burst_bytes\": [2000000]") != NULL);
+  xs_link_profile q;
+  XT_CHECK(xs_profile_from_json(&q, js, strlen(js), "t.json") == XS_OK);
+  XT_CHECK(memcmp(&p, &q, sizeof p) == 0);
+  free(js);
+  XT_CHECK(xs_profile_to_json(&js, &z) == XS_OK);
+  XT_CHECK(strstr(js, "q_burst_bytes") == NULL); /* the model without it writes the old file */
+  XT_CHECK(xs_profile_from_json(&q, js, strlen(js), "z.json") == XS_OK);
+  XT_CHECK(q.has_q_burst == 0 && memcmp(&z, &q, sizeof z) == 0);
+  free(js);
+  const char* bad = "{\"format\": \"xstage-link-profile\", \"version\": 1, \"t_fixed_ns\": 1,\n"
+                    "\"r_cta\": 1, \"r_cap\": 1, \"R\": 1, \"q_k\": [1, 2], \"q_bytes\": [1, 2],\n"
+                    "\"q_burst_bytes\": [1, -3]}";
+  XT_CHECK(xs_profile_from_json(&q, bad, strlen(bad), "b.json") == XS_ERR_PARSE);
+  XT_CHECK(strstr(xs_last_error(), "q_burst_bytes") != NULL);
+  const char* bad2 = "{\"format\": \"xstage-link-profile\", \"version\": 1, \"t_fixed_ns\": 1,\n"
+                     "\"r_cta\": 1, \"r_cap\": 1, \"R\": 1, \"q_k\": [1, 2], \"q_bytes\": [1, 2],\n"
+                     "\"q_burst_bytes\": [1]}";
+  XT_CHECK(xs_profile_from_json(&q, bad2, strlen(bad2), "b2.json") == XS_ERR_PARSE);
+  XT_CHECK(strstr(xs_last_error(), "q_burst_bytes") != NULL);
+}
+
 int main(void) {
   XT_RUN(test_limits);
   XT_RUN(test_monotone);
@@ -339,8 +443,19 @@ int main(void) {
   XT_RUN(test_monotone);
   XT_RUN(test_conservation_and_brute);
   XT_RUN(test_steady_vs_simulation);
+  g_room = 1; /* and with the burst room as well */
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
   g_tmin = 0;
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  g_room = 0;
   XT_RUN(test_tmin);
+  XT_RUN(test_burst_room);
   XT_RUN(test_multi);
   XT_RUN(test_profiles_json);
   XT_RUN(test_bad_json);

@@ -12,6 +12,7 @@ static double urand(double lo, double hi) { return lo + (hi - lo) * xt_rand_unif
 static double lurand(double lo, double hi) { return exp(urand(log(lo), log(hi))); }
 
 static int g_tmin = 0; /* 1: the profiles carry the latency floor t_min_ns */
+static int g_room = 0; /* 1: they also carry the burst room q_burst_bytes (below or above Q) */
 
 static xs_link_profile random_profile(void) {
   xs_link_profile p = XS_LINK_PROFILE_INITIALIZER;
@@ -24,6 +25,10 @@ static xs_link_profile random_profile(void) {
   p.q_bytes[0] = lurand(64e3, 8e6), p.q_bytes[1] = lurand(64e3, 8e6);
   p.unfair_mean = urand(0, 1);
   if (g_tmin) p.t_min_ns = lurand(10, 2e4);
+  if (g_room) {
+    p.has_q_burst = 1;
+    for (int i = 0; i < 2; i++) p.q_burst_bytes[i] = p.q_bytes[i] * lurand(0.5, 4.0);
+  }
   return p;
 }
 
@@ -175,6 +180,10 @@ int main(void) {
   XT_RUN(test_split);
   XT_RUN(test_fusion);
   g_tmin = 1; /* the planner inverts the refined model as exactly */
+  XT_RUN(test_min_free_gap);
+  XT_RUN(test_max_burst);
+  XT_RUN(test_split);
+  g_room = 1; /* and with the burst room */
   XT_RUN(test_min_free_gap);
   XT_RUN(test_max_burst);
   XT_RUN(test_split);
