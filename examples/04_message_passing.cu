@@ -9,6 +9,8 @@
  * The consumer checks every message (a stale or torn message counts wrong words). With
  * XSTAGE_TRACE=file the kernel records tile/burst/wait spans; convert them with
  *   xstage trace file -o trace.json   (Perfetto)   or   -o trace.svg
+ * A process that drives only some of the ranks (nccl: one) writes its own file, file.rank<r>
+ * with r its first rank, so the ranks of one launch do not overwrite each other's trace.
  */
 #include "common.cuh"
 
@@ -81,10 +83,17 @@ int main(void) {
   unsigned long long* d_wrong[XS_MAX_RANKS];
   xs_launch_plan plan;
   EX_CHECK(xs_world_launch_plan(&plan, w, (const void*)mailbox_kernel, 256, MSG, 2));
+  /* NOTE: every GPU's counter is allocated and zeroed before the first launch: once a rank's
+   * kernel runs it waits for its peers, and an allocation on another GPU may synchronize with
+   * it (peer mappings), which would hold back the launch that rank waits for. */
   for (int i = 0; i < plan.count; i++) {
     EX_CUDA(cudaSetDevice(plan.launch[i].device));
     EX_CUDA(cudaMalloc((void**)&d_wrong[i], sizeof(unsigned long long)));
     EX_CUDA(cudaMemset(d_wrong[i], 0, sizeof(unsigned long long)));
+    EX_CUDA(cudaDeviceSynchronize());
+  }
+  for (int i = 0; i < plan.count; i++) {
+    EX_CUDA(cudaSetDevice(plan.launch[i].device));
     mailbox_kernel<<<plan.launch[i].grid, 256, MSG, (cudaStream_t)plan.launch[i].stream>>>(
         plan.launch[i].team, nmsg, (char*)data, (uint64_t*)full, (uint64_t*)empty, d_wrong[i]);
     EX_CUDA(cudaGetLastError());
@@ -102,9 +111,14 @@ int main(void) {
   if (trace_path) {
     xs_trace_event* ev = NULL;
     size_t n = 0, dropped = 0;
+    char path[1024];
+    if (info.nlocal < info.size)
+      snprintf(path, sizeof path, "%s.rank%d", trace_path, info.rank_first);
+    else
+      snprintf(path, sizeof path, "%s", trace_path);
     EX_CHECK(xs_world_trace_fetch(&ev, &n, &dropped, w));
-    EX_CHECK(xs_trace_write(trace_path, ev, n, XS_TRACE_FORMAT_RAW));
-    printf("trace: %zu events (%zu dropped) in %s\n", n, dropped, trace_path);
+    EX_CHECK(xs_trace_write(path, ev, n, XS_TRACE_FORMAT_RAW));
+    printf("trace: %zu events (%zu dropped) in %s\n", n, dropped, path);
     free(ev);
   }
   return ex_finish(w, wrong, "04_message_passing");

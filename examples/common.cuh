@@ -2,11 +2,16 @@
  * checking results, and the PASS/FAIL/SKIPPED ending.
  *
  *   XSTAGE_WORLD=emulated (default) | local | nccl     which backend
- *   XSTAGE_RANKS=W                                     ranks of an emulated world (default 4)
- *   XSTAGE_HOST_MAPPED=1                               heaps in host-mapped memory (emulated)
+ *   XSTAGE_RANKS=W                                     ranks: emulated (default 4), local
+ *                                                      (default every visible GPU); nccl: the
+ *                                                      launcher decides
+ *   XSTAGE_HOST_MAPPED=1                               heaps in host-mapped memory (emulated,
+ *                                                      local)
  *   XSTAGE_TRACE=file                                  examples that trace write it there
  *   XSTAGE_TIMEOUT_MS=T                                bound of each device wait (default 2000)
- * The nccl backend runs one rank per process: `xstage launch -n 2 ./example_01_put_get`.
+ * The nccl backend runs one rank per process, each checking the ranks it drives; the launcher
+ * passes its environment on to every rank:
+ *   XSTAGE_WORLD=nccl xstage launch -n 2 -- ./example_01_put_get
  * Exit status: 0 PASS, 1 FAIL, 77 SKIPPED (no GPU). */
 #ifndef XSTAGE_EXAMPLES_COMMON_CUH
 #define XSTAGE_EXAMPLES_COMMON_CUH

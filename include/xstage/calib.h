@@ -57,11 +57,14 @@ typedef enum xs_target_kind {
 
 typedef struct xs_target {
   xs_target_kind kind;
-  int peer; /* peer device ordinal (XS_TARGET_PEER only), else -1 */
+  int peer; /* peer device ordinal (XS_TARGET_PEER only; XS_PEER_ALL: every peer at once), else -1 */
 } xs_target;
+/* XS_TARGET_PEER with peer = XS_PEER_ALL ("peer:all"): one ring on every peer GPU the device
+ * reaches (at most 8); producer k writes peer k mod n, so all peers are written at once. */
+#define XS_PEER_ALL (-2)
 
 /* Names: "st.global.v4", "st.relaxed.sys.v4", "st.release.sys.v4", "tma.bulk"; "fma", "spin";
- * "sync", "free", "clock"; "host", "hbm", "peer:N". Parsers accept the short forms "st", "relaxed",
+ * "sync", "free", "clock"; "host", "hbm", "peer:N", "peer:all". Parsers accept the short forms "st", "relaxed",
  * "release", "tma" too. Unknown names: XS_ERR_INVALID_ARG listing the known ones. */
 const char* xs_flavour_name(xs_flavour f); /* never NULL */
 const char* xs_gap_mode_name(xs_gap_mode m);
@@ -70,7 +73,7 @@ xs_result xs_flavour_parse(xs_flavour* out, const char* s);
 xs_result xs_gap_mode_parse(xs_gap_mode* out, const char* s);
 xs_result xs_sync_mode_parse(xs_sync_mode* out, const char* s);
 xs_result xs_target_parse(xs_target* out, const char* s);
-/* "host", "hbm" or "peer:N" into buf (n >= 16). */
+/* "host", "hbm", "peer:N" or "peer:all" into buf (n >= 16). */
 xs_result xs_target_name(char* buf, size_t n, xs_target t);
 
 /* ------------------------------------------------------------------------ xbench ----- */
@@ -247,6 +250,13 @@ double xs_xbench_default_period(xs_target t, int K, double V, double G);
  * median of reps (0 = 5) timed copies after one warm-up: bytes/ns (= GB/s). */
 xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, size_t bytes,
                               int reps);
+
+/* cudaMemcpyPeerAsync bandwidth from `device` to the npeers devices in `peers` at once (one
+ * stream and one 256 MiB buffer (bytes = 0) per peer, all started together) and back: the
+ * aggregate bytes/ns of each direction, median of reps (0 = 5) after one warm-up. Needs peer
+ * access between the devices (enabled here if it is not). */
+xs_result xs_memcpy_peer_bandwidth(double* out_gbps, double* in_gbps, int device, const int* peers,
+                                   int npeers, size_t bytes, int reps);
 
 /* ------------------------------------------------------- the measurement CSV rows ----- */
 
@@ -444,7 +454,9 @@ typedef struct xs_calib_report {
   double wall_s;                 /* whole calibration */
   double R_meas;                 /* bytes/ns: sustained injection, median over K */
   double memcpy_d2h, memcpy_h2d; /* bytes/ns (0 if not measured) */
-  double R_vs_memcpy;            /* R_meas / memcpy (D2H for host and peer; HBM: 0) */
+  double R_vs_memcpy;            /* R_meas / memcpy (host: D2H; peer: this device -> peer(s)
+                                  * through cudaMemcpyPeer, memcpy_d2h then holds that and
+                                  * memcpy_h2d the way back; HBM: 0) */
   int nq;                        /* Q knee per K */
   double q_k[XS_CALIB_MAX_K], q_knee[XS_CALIB_MAX_K];
   xs_fit_report fit; /* held-out errors of both predictors (overall, transition) */

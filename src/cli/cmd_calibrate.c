@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 static cli_opt g_opts[] = {
-    {"target", "T", "host | hbm | peer:N | all (default host)", NULL},
+    {"target", "T",
+     "host | hbm | peer:N | peer:all (each peer, then all at once) | all (default host)", NULL},
     {"quick", NULL, "at most 60 s of GPU time (default)", NULL},
     {"full", NULL, "at most 5 min of GPU time, >= 300 grid points", NULL},
     {"o", "DIR",
@@ -67,11 +68,15 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
          "FMA %.3f iterations/ns\n",
          r->n_points, r->n_rows, r->gpu_s, r->wall_s, r->timer_res_ns, r->fma_iters_per_ns);
   printf("R (sustained injection, median over K): %.2f GB/s", r->R_meas);
-  if (r->memcpy_d2h > 0)
+  int peer = !strncmp(p->transport, "peer:", 5);
+  if (r->memcpy_d2h > 0 && peer)
+    printf("; cudaMemcpyPeer to %s %.2f GB/s, back %.2f GB/s", p->transport, r->memcpy_d2h,
+           r->memcpy_h2d);
+  else if (r->memcpy_d2h > 0)
     printf("; cudaMemcpy D2H %.2f GB/s, H2D %.2f GB/s", r->memcpy_d2h, r->memcpy_h2d);
   if (r->R_vs_memcpy > 0)
-    printf("; R / D2H = %.3f (target within 10%%: %s)", r->R_vs_memcpy,
-           ok(fabs(r->R_vs_memcpy - 1.0) <= 0.10));
+    printf("; R / %s = %.3f (target within 10%%: %s)", peer ? "cudaMemcpyPeer" : "D2H",
+           r->R_vs_memcpy, ok(fabs(r->R_vs_memcpy - 1.0) <= 0.10));
   printf("\n");
   for (int i = 0; i < r->nq; i++)
     printf("Q knee (single bursts from idle): K=%-4.0f %s\n", r->q_k[i],
@@ -281,11 +286,17 @@ int cmd_calibrate(int argc, char** argv) {
   const char* tname = cli_get_str(&c, "target", "host");
   xs_target targets[10];
   int nt = 0;
-  if (!strcmp(tname, "all")) {
+  /* all: host, hbm, then the peers; peer:all: each peer on its own, then every peer at once
+   * (the last only with >= 2 peers: with one it is the same measurement as peer:N) */
+  int all = !strcmp(tname, "all"), peers_all = all || !strcmp(tname, "peer:all");
+  if (all) {
     targets[nt++] = (xs_target){XS_TARGET_HOST, -1};
     targets[nt++] = (xs_target){XS_TARGET_HBM, -1};
+  }
+  if (peers_all) {
     for (int p = 0; p < 8; p++)
       if (p != (int)dev) targets[nt++] = (xs_target){XS_TARGET_PEER, p};
+    targets[nt++] = (xs_target){XS_TARGET_PEER, XS_PEER_ALL};
   } else if ((res = xs_target_parse(&targets[nt++], tname)) != XS_OK) {
     return cli_error(&c, "%s", xs_last_error());
   }
@@ -318,23 +329,30 @@ int cmd_calibrate(int argc, char** argv) {
             xs_strerror(XS_ERR_NO_DEVICE));
     return 1;
   }
-  int failures = 0, done = 0;
+  int failures = 0, done = 0, reached_peers = 0;
+  char last_peer[32] = "";
   for (int i = 0; i < nt; i++) {
     char tn[32];
     xs_target_name(tn, sizeof tn, targets[i]);
     cfg.target = targets[i];
     if (targets[i].kind == XS_TARGET_PEER) {
-      /* 'all': a peer that is missing or unreachable is skipped, not an error */
+      /* 'all' / 'peer:all': a peer that is missing or unreachable is skipped, not an error */
       xs_xbench* probe = NULL;
       if (xs_xbench_create(&probe, cfg.device, targets[i], 4096) != XS_OK) {
-        if (strcmp(tname, "all") != 0) {
+        if (!peers_all) {
           failures++;
           cli_fail(&c, XS_ERR_UNSUPPORTED, tn);
         }
         continue;
       }
       xs_xbench_destroy(probe);
-      cfg.memcpy_bw = 0;
+      if (targets[i].peer == XS_PEER_ALL && reached_peers < 2) {
+        fprintf(stderr, "xstage calibrate: peer:all skipped: %d peer reached, the same as %s\n",
+                reached_peers, last_peer);
+        continue;
+      }
+      if (targets[i].peer != XS_PEER_ALL)
+        reached_peers++, snprintf(last_peer, sizeof last_peer, "%s", tn);
     }
     fprintf(stderr, "xstage calibrate: %s: target %s, %s ...\n", gpu, tn,
             cfg.level == XS_CALIB_FULL ? "full" : "quick");
@@ -354,5 +372,9 @@ int cmd_calibrate(int argc, char** argv) {
       print_table(&rep, &prof, cmdline);
     fflush(stdout);
   }
+  if (!done && !failures)
+    fprintf(stderr, "xstage calibrate: %s: target %s: no target could be measured (%s)\n",
+            xs_strerror(XS_ERR_UNSUPPORTED), tname,
+            peers_all ? "no peer GPU is reachable from this device" : "see above");
   return failures || !done ? 1 : 0;
 }

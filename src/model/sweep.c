@@ -79,6 +79,10 @@ xs_result xs_target_parse(xs_target* out, const char* s) {
     out->kind = XS_TARGET_HBM, out->peer = -1;
     return XS_OK;
   }
+  if (!strcmp(s, "peer:all")) {
+    out->kind = XS_TARGET_PEER, out->peer = XS_PEER_ALL;
+    return XS_OK;
+  }
   if (!strncmp(s, "peer:", 5) && s[5] >= '0' && s[5] <= '9') {
     char* end = NULL;
     long p = strtol(s + 5, &end, 10);
@@ -87,7 +91,7 @@ xs_result xs_target_parse(xs_target* out, const char* s) {
       return XS_OK;
     }
   }
-  return xsi_set_error(XS_ERR_INVALID_ARG, "unknown target '%s' (known: host, hbm, peer:N)", s);
+  return xsi_set_error(XS_ERR_INVALID_ARG, "unknown target '%s' (known: host, hbm, peer:N, peer:all)", s);
 }
 
 xs_result xs_target_name(char* buf, size_t n, xs_target t) {
@@ -98,6 +102,8 @@ xs_result xs_target_name(char* buf, size_t n, xs_target t) {
     snprintf(buf, n, "hbm");
   else if (t.kind == XS_TARGET_PEER && t.peer >= 0)
     snprintf(buf, n, "peer:%d", t.peer);
+  else if (t.kind == XS_TARGET_PEER && t.peer == XS_PEER_ALL)
+    snprintf(buf, n, "peer:all");
   else
     return xsi_set_error(XS_ERR_INVALID_ARG, "xs_target_name: bad target kind %d", t.kind);
   return XS_OK;

@@ -40,6 +40,11 @@ xs_result xs_memcpy_bandwidth(double* d2h_gbps, double* h2d_gbps, int device, si
   return no_cuda("xs_memcpy_bandwidth");
 }
 
+xs_result xs_memcpy_peer_bandwidth(double* out_gbps, double* in_gbps, int device, const int* peers,
+                                   int npeers, size_t bytes, int reps) {
+  return no_cuda("xs_memcpy_peer_bandwidth");
+}
+
 xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
                        const xs_calib_config* cfg) {
   return no_cuda("xs_calibrate");

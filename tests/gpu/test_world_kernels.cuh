@@ -8,9 +8,14 @@
 #include "xstage/device.cuh"
 #include "xstage/xstage.h"
 
+#include <arpa/inet.h>
 #include <cuda_runtime.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #define TW_CHECK(call)                                                                             \
   do {                                                                                             \
@@ -24,6 +29,36 @@
     XT_CHECK_MSG(tw_e_ == cudaSuccess, "%s: %s", #call, cudaGetErrorString(tw_e_));                \
     if (tw_e_ != cudaSuccess) return 1;                                                            \
   } while (0)
+
+static inline double tw_wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The nccl backend reads RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT. Not started by a launcher
+ * (WORLD_SIZE unset), a test process becomes rank 0 of a one-rank world (W = 1) on a free
+ * loopback port; under `xstage launch` or torchrun the environment is left alone. */
+static inline void tw_nccl_default_env(void) {
+  if (getenv("WORLD_SIZE")) return;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = 29533;
+  struct sockaddr_in a;
+  socklen_t len = sizeof a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && !bind(fd, (struct sockaddr*)&a, sizeof a) &&
+      !getsockname(fd, (struct sockaddr*)&a, &len))
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  char buf[16];
+  snprintf(buf, sizeof buf, "%d", port);
+  setenv("RANK", "0", 1);
+  setenv("WORLD_SIZE", "1", 1);
+  setenv("LOCAL_RANK", "0", 1);
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", buf, 1);
+}
 
 /* The byte pattern of (rank, block, seed): random-looking, different for every input. */
 static __host__ __device__ inline uint32_t tw_word(uint32_t seed, uint32_t rank, uint32_t blk,
@@ -176,6 +211,110 @@ static inline int tw_run_collectives(xs_world* w, size_t n, int bpr, uint32_t se
   void* ptrs[6] = {flag, recv, send, arrived, all, mine};
   for (int i = 0; i < 6; i++)
     TW_CHECK(xs_free(w, ptrs[i]));
+  return bad;
+}
+
+/* A missing signal in a world with one GPU per rank (local, nccl; the emulated world shares one
+ * status word between ranks, so its waits fail fast after the first error and it has its own
+ * test). CTA 1 of the victim (rank 1; rank 0 when W = 1) waits at location 42 on flags[0] of its
+ * own heap, which nobody sets: its bounded wait must fire after the world's timeout. Then it
+ * sets flags[1] on every other rank to 1 (the wait succeeded) or 2 (it gave up). CTA 1 of the
+ * other ranks waits for that word (location 43) with a bound 40 times the world's, which covers
+ * the victim's timeout plus the launch skew between processes: so the world holds exactly one
+ * device-side error, on the victim's GPU, and no rank waits longer than that. */
+#define TW_TIMEOUT_BPR 2
+static __global__ void tw_timeout_kernel(xs_team team, uint64_t* flags) {
+  xs_team me = xs_team_for_block(&team, TW_TIMEOUT_BPR);
+  if (xs_team_block(TW_TIMEOUT_BPR) != 1) return; /* CTA 0 of each rank idles: cta ids differ */
+  int victim = me.size > 1 ? 1 : 0;
+  if (me.rank == victim) {
+    bool ok = xs_wait_until_block(&me, flags + 0, XS_CMP_EQ, 1, 42);
+    for (int p = 0; p < me.size; p++)
+      if (p != me.rank) xs_signal_block(&me, p, flags + 1, ok ? 1u : 2u, XS_SIGNAL_SET);
+  } else {
+    me.timeout_ns *= 40;
+    xs_wait_until_block(&me, flags + 1, XS_CMP_NE, 0, 43);
+  }
+}
+
+/* Run tw_timeout_kernel on every rank this process drives and check what xs_world_status says
+ * on this process: the victim's process gets {XS_ERR_TIMEOUT, victim, its CTA, location 42, the
+ * flag's address, saw 0, expected 1} and exactly one error, after at least the timeout; every
+ * other process gets no error, and the victim's "gave up" (2) in flags[1] of each rank it
+ * drives. Then the status is reset, the signal pads cleared, and the world must still run the
+ * collectives byte-exact. Collective in the nccl backend. 0 = pass. */
+static inline int tw_run_timeout(xs_world* w) {
+  xs_world_info info;
+  TW_CHECK(xs_world_info_get(&info, w));
+  int W = info.size, victim = W > 1 ? 1 : 0, bad = 0;
+  int mine = victim >= info.rank_first && victim < info.rank_first + info.nlocal;
+  double tmo = (double)info.timeout_ns * 1e-9;
+  void* flags = NULL;
+  TW_CHECK(xs_malloc(&flags, w, 2 * sizeof(uint64_t), 0));
+  TW_CHECK(xs_world_memset(w, flags, 0, 2 * sizeof(uint64_t)));
+  TW_CHECK(xs_world_barrier(w)); /* no rank signals into a word a peer has not zeroed yet */
+  xs_launch_plan plan;
+  TW_CHECK(xs_world_launch_plan(&plan, w, (const void*)tw_timeout_kernel, 64, 0, TW_TIMEOUT_BPR));
+  unsigned cta = 0; /* blockIdx.x of the victim's waiting CTA in its launch */
+  for (int i = 0; i < plan.count; i++)
+    if (victim >= plan.launch[i].rank_first &&
+        victim < plan.launch[i].rank_first + plan.launch[i].nranks)
+      cta = (unsigned)((victim - plan.launch[i].rank_first) * TW_TIMEOUT_BPR + 1);
+  double t0 = tw_wall_s();
+  TW_LAUNCH(plan, tw_timeout_kernel, 64, (uint64_t*)flags);
+  TW_CHECK(xs_world_sync(w));
+  double dt = tw_wall_s() - t0;
+  xs_status_report st;
+  TW_CHECK(xs_world_status(&st, w, 1));
+  if (mine) {
+    void* flag0 = NULL;
+    char want[32];
+    TW_CHECK(xs_world_ptr(&flag0, w, flags, victim));
+    snprintf(want, sizeof want, "rank %d (cta %u)", victim, cta);
+    XT_CHECK_MSG(st.code == XS_ERR_TIMEOUT, "W=%d: status %d (%s), expected a timeout", W,
+                 (int)st.code, st.message);
+    XT_EQ_INT(st.rank, victim);
+    XT_EQ_INT(st.cta, cta);
+    XT_EQ_INT(st.location, 42);
+    XT_CHECK(st.flag == (uint64_t)(uintptr_t)flag0);
+    XT_EQ_INT(st.observed, 0);
+    XT_EQ_INT(st.expected, 1);
+    XT_EQ_INT(st.count, 1); /* the other ranks were released, none timed out */
+    XT_CHECK_MSG(strstr(st.message, want) && strstr(st.message, "location 42") &&
+                     strstr(st.message, "saw 0, expected 1"),
+                 "message: %s", st.message);
+    XT_CHECK_MSG(dt >= 0.9 * tmo, "the wait gave up after %.3f s, before its %.3f s bound", dt,
+                 tmo);
+    bad |= st.code != XS_ERR_TIMEOUT || st.rank != victim || st.cta != cta || st.location != 42 ||
+           st.observed != 0 || st.expected != 1 || st.count != 1 || dt < 0.9 * tmo ||
+           st.flag != (uint64_t)(uintptr_t)flag0;
+    printf("     W=%d timeout report after %.3f s (bound %.3f s): %s\n", W, dt, tmo, st.message);
+  } else {
+    XT_CHECK_MSG(st.code == XS_OK && st.count == 0, "rank %d: %s", info.rank_first, st.message);
+    bad |= st.code != XS_OK || st.count != 0;
+    printf("     W=%d rank %d: released by rank %d's abort after %.3f s, status %s\n", W,
+           info.rank_first, victim, dt, st.message);
+  }
+  XT_CHECK_MSG(dt < tmo + 5.0, "the world took %.2f s to give up (bound %.3f s)", dt, tmo);
+  bad |= dt >= tmo + 5.0;
+  for (int r = info.rank_first; r < info.rank_first + info.nlocal; r++) {
+    if (r == victim) continue;
+    uint64_t v = 0;
+    void* d = NULL;
+    TW_CHECK(xs_world_ptr(&d, w, (uint64_t*)flags + 1, r));
+    TW_CUDA(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDefault));
+    XT_CHECK_MSG(v == 2, "rank %d: flags[1] = %llu, expected the victim's 2 (gave up)", r,
+                 (unsigned long long)v);
+    bad |= v != 2;
+  }
+  TW_CHECK(xs_world_status(&st, w, 0)); /* the reset cleared it */
+  XT_CHECK_MSG(st.code == XS_OK && st.rank == -1 && st.count == 0, "after reset: %s", st.message);
+  bad |= st.code != XS_OK;
+  /* still usable: clear the pads on every rank, meet, run good collectives */
+  TW_CHECK(xs_world_clear_signals(w));
+  TW_CHECK(xs_world_barrier(w));
+  TW_CHECK(xs_free(w, flags));
+  bad |= tw_run_collectives(w, 65536, 2, 41u);
   return bad;
 }
 

@@ -1,6 +1,11 @@
 /* test_world_local.cu — the local backend (one process, every visible GPU, peer access):
- * all-gather and all-to-all byte-exact, the device barrier through the same kernels the
- * emulated world runs. Needs >= 2 GPUs (SKIPPED otherwise). */
+ * all-gather and all-to-all byte-exact through the same kernels the emulated world runs (HBM
+ * heaps on every GPU; host-mapped heaps on two), and a missing signal: rank 1's bounded wait
+ * fires, xs_world_status names rank, CTA, location, flag, observed and expected value, the
+ * other GPUs are released, and the world runs collectives again afterwards.
+ * Needs >= 2 GPUs (SKIPPED otherwise).
+ *   test_world_local            every test
+ *   test_world_local timeout    only the missing-signal test */
 #include "test_world_kernels.cuh"
 
 static void test_local_collectives(void) {
@@ -34,11 +39,32 @@ static void test_local_host_mapped(void) {
   XT_EQ_INT(xs_world_destroy(w), XS_OK);
 }
 
-int main(void) {
+static void test_local_timeout(void) {
+  xs_world_config cfg = XS_WORLD_CONFIG_INITIALIZER;
+  cfg.ranks = 0;
+  cfg.heap_bytes = (size_t)4 << 20;
+  cfg.timeout_ns = 500000000ull; /* 500 ms */
+  xs_world* w = NULL;
+  xs_result r = xs_world_create_local(&w, &cfg);
+  XT_CHECK_MSG(r == XS_OK, "create: %s: %s", xs_strerror(r), xs_last_error());
+  if (r != XS_OK) return;
+  XT_CHECK(tw_run_timeout(w) == 0);
+  XT_EQ_INT(xs_world_destroy(w), XS_OK);
+}
+
+int main(int argc, char** argv) {
+  const char* only = argc > 1 ? argv[1] : NULL;
+  if (only && strcmp(only, "timeout")) {
+    fprintf(stderr, "usage: test_world_local [timeout]\n");
+    return 2;
+  }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) XT_SKIP("no CUDA GPU");
   if (n < 2) XT_SKIP("the local world needs >= 2 GPUs (this machine has %d)", n);
-  XT_RUN(test_local_collectives);
-  XT_RUN(test_local_host_mapped);
+  if (!only) {
+    XT_RUN(test_local_collectives);
+    XT_RUN(test_local_host_mapped);
+  }
+  XT_RUN(test_local_timeout);
   return XT_END();
 }

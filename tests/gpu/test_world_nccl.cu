@@ -2,35 +2,14 @@
  * NCCL symmetric memory, ncclDevCommCreate, ncclGetLsaPointer, the LSA barrier and the device
  * primitives on that heap. Under `xstage launch -n N build/test_world_nccl` (or torchrun) every
  * rank runs the same all-gather / all-to-all as the other backends and checks its own rank.
- * SKIPPED without a GPU or without NCCL's device API. */
+ * The timeout test: rank 1 (rank 0 when W = 1) waits for a signal nobody sends; its bounded
+ * wait fires, its process's xs_world_status names rank, CTA, location, flag, observed and
+ * expected value, the other processes are released and see no error, every process exits, and
+ * the same world then runs the collectives again.
+ * SKIPPED without a GPU or without NCCL's device API.
+ *   test_world_nccl             every test
+ *   test_world_nccl timeout     only the timeout test */
 #include "test_world_kernels.cuh"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-/* W = 1 when not launched by a launcher: rank 0 of 1 on a free port. */
-static void default_env(void) {
-  if (getenv("WORLD_SIZE")) return;
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port = 29533;
-  struct sockaddr_in a;
-  socklen_t len = sizeof a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd >= 0 && !bind(fd, (struct sockaddr*)&a, sizeof a) &&
-      !getsockname(fd, (struct sockaddr*)&a, &len))
-    port = ntohs(a.sin_port);
-  if (fd >= 0) close(fd);
-  char buf[16];
-  snprintf(buf, sizeof buf, "%d", port);
-  setenv("RANK", "0", 1);
-  setenv("WORLD_SIZE", "1", 1);
-  setenv("LOCAL_RANK", "0", 1);
-  setenv("MASTER_ADDR", "127.0.0.1", 1);
-  setenv("MASTER_PORT", buf, 1);
-}
 
 /* Ring: rank r puts 4 KiB to rank r+1 and signals; waits for rank r-1's (W = 1: itself). */
 static __global__ void ring_kernel(xs_team team, const char* src, char* dst, uint64_t* flag) {
@@ -42,7 +21,7 @@ static __global__ void ring_kernel(xs_team team, const char* src, char* dst, uin
 }
 
 static void test_nccl_world(void) {
-  default_env();
+  tw_nccl_default_env();
   xs_world_config cfg = XS_WORLD_CONFIG_INITIALIZER;
   cfg.heap_bytes = (size_t)32 << 20;
   xs_world* w = NULL;
@@ -89,9 +68,30 @@ static void test_nccl_world(void) {
   XT_EQ_INT(xs_world_destroy(w), XS_OK);
 }
 
-int main(void) {
+static void test_nccl_timeout(void) {
+  tw_nccl_default_env();
+  xs_world_config cfg = XS_WORLD_CONFIG_INITIALIZER;
+  cfg.heap_bytes = (size_t)4 << 20;
+  cfg.timeout_ns = 500000000ull; /* 500 ms; the host barrier waits 10 x this */
+  xs_world* w = NULL;
+  xs_result r = xs_world_create_nccl(&w, &cfg);
+  if (r == XS_ERR_UNSUPPORTED) XT_SKIP("nccl world: %s", xs_last_error());
+  XT_CHECK_MSG(r == XS_OK, "create: %s: %s", xs_strerror(r), xs_last_error());
+  if (r != XS_OK) return;
+  XT_CHECK(tw_run_timeout(w) == 0);
+  XT_EQ_INT(xs_world_barrier(w), XS_OK); /* no peer still writes into this heap */
+  XT_EQ_INT(xs_world_destroy(w), XS_OK);
+}
+
+int main(int argc, char** argv) {
+  const char* only = argc > 1 ? argv[1] : NULL;
+  if (only && strcmp(only, "timeout")) {
+    fprintf(stderr, "usage: test_world_nccl [timeout]\n");
+    return 2;
+  }
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) XT_SKIP("no CUDA GPU");
-  XT_RUN(test_nccl_world);
+  if (!only) XT_RUN(test_nccl_world);
+  XT_RUN(test_nccl_timeout);
   return XT_END();
 }

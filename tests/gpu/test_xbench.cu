@@ -108,6 +108,7 @@ static void flavours_on(xs_xbench* bench, xs_target_kind kind, int peer) {
       snprintf(what, sizeof what, "%s %s%s",
                kind == XS_TARGET_HOST  ? "host"
                : kind == XS_TARGET_HBM ? "hbm"
+               : peer == XS_PEER_ALL   ? "peer:all"
                                        : "peer",
                xs_flavour_name(c.flavour), c.flag ? " +flag" : "");
       run_checked(bench, c, what);
@@ -136,6 +137,22 @@ static void test_bytes_peer(void) {
   XT_CHECK_MSG(res == XS_OK, "%s", xs_last_error());
   if (b) flavours_on(b, XS_TARGET_PEER, 1);
   xs_xbench_destroy(b);
+  /* peer:all: producer k writes peer k mod n (every ring and flag checked) */
+  t.peer = XS_PEER_ALL;
+  b = NULL;
+  res = xs_xbench_create(&b, 0, t, (size_t)64 << 20);
+  XT_CHECK_MSG(res == XS_OK, "peer:all: %s", xs_last_error());
+  if (b) flavours_on(b, XS_TARGET_PEER, XS_PEER_ALL);
+  xs_xbench_destroy(b);
+  /* cudaMemcpyPeer yardstick: positive, finite, and a bad peer list is refused */
+  double out = 0, in = 0;
+  int peers[1] = {1}, self[1] = {0};
+  res = xs_memcpy_peer_bandwidth(&out, &in, 0, peers, 1, (size_t)64 << 20, 3);
+  XT_CHECK_MSG(res == XS_OK && out > 1.0 && in > 1.0 && isfinite(out) && isfinite(in),
+               "memcpy peer: %s (%g / %g GB/s)", xs_last_error(), out, in);
+  printf("  cudaMemcpyPeer 0 -> 1: %.1f GB/s, 1 -> 0: %.1f GB/s\n", out, in);
+  XT_EQ_INT(xs_memcpy_peer_bandwidth(&out, &in, 0, self, 1, 4096, 1), XS_ERR_INVALID_ARG);
+  XT_EQ_INT(xs_memcpy_peer_bandwidth(&out, &in, 0, peers, 0, 4096, 1), XS_ERR_INVALID_ARG);
 }
 
 /* Modes: free-running producers, spin gaps; the realised gap follows the nominal one. */

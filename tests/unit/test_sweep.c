@@ -48,6 +48,10 @@ static void test_names(void) {
   char buf[32];
   XT_CHECK(xs_target_parse(&t, "peer:3") == XS_OK && t.kind == XS_TARGET_PEER && t.peer == 3);
   XT_CHECK(xs_target_name(buf, sizeof buf, t) == XS_OK && !strcmp(buf, "peer:3"));
+  XT_CHECK(xs_target_parse(&t, "peer:all") == XS_OK && t.kind == XS_TARGET_PEER &&
+           t.peer == XS_PEER_ALL);
+  XT_CHECK(xs_target_name(buf, sizeof buf, t) == XS_OK && !strcmp(buf, "peer:all"));
+  XT_CHECK(xs_target_parse(&t, "peer:al") == XS_ERR_INVALID_ARG);
   XT_CHECK(xs_target_parse(&t, "hbm") == XS_OK && t.kind == XS_TARGET_HBM);
   XT_CHECK(xs_target_parse(&t, "peer:") == XS_ERR_INVALID_ARG);
   XT_CHECK(xs_target_parse(&t, "peer:1x") == XS_ERR_INVALID_ARG);

@@ -286,7 +286,25 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   XSI_CHECK_GOTO(xs_target_name(r.transport, sizeof r.transport, cfg->target), res, fail);
 
   /* 0. cudaMemcpy bandwidth (the yardstick for R on the host path), then the session. */
-  if (cfg->memcpy_bw) {
+  if (cfg->memcpy_bw && cfg->target.kind == XS_TARGET_PEER) {
+    /* the yardstick of a peer path: cudaMemcpyPeer to the same peer(s), all at once */
+    int peers[8], np = 0, count = 0;
+    if (cfg->target.peer != XS_PEER_ALL) {
+      peers[np++] = cfg->target.peer;
+    } else if (cudaGetDeviceCount(&count) == cudaSuccess) {
+      for (int q = 0; q < count && np < 8; q++) {
+        int can = 0;
+        if (q != cfg->device && cudaDeviceCanAccessPeer(&can, cfg->device, q) == cudaSuccess && can)
+          peers[np++] = q;
+      }
+    }
+    cudaGetLastError();
+    progress(&r, "cudaMemcpyPeer bandwidth (256 MiB per peer)", 0.0);
+    if (np)
+      XSI_CHECK_GOTO(xs_memcpy_peer_bandwidth(&rep.memcpy_d2h, &rep.memcpy_h2d, cfg->device, peers,
+                                              np, 0, 5),
+                     res, fail);
+  } else if (cfg->memcpy_bw) {
     progress(&r, "cudaMemcpy bandwidth (256 MiB pinned)", 0.0);
     XSI_CHECK_GOTO(xs_memcpy_bandwidth(&rep.memcpy_d2h, &rep.memcpy_h2d, cfg->device, 0, 5), res,
                    fail);

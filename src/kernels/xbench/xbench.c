@@ -17,7 +17,11 @@ struct xs_xbench {
   char transport[32];
   size_t ring;             /* bytes usable for burst slots */
   unsigned char* host;     /* XS_TARGET_HOST: host address of the ring (+ flags), else NULL */
-  unsigned char* dev;      /* device address of the ring; flags at dev + ring */
+  unsigned char* dev;      /* device address of the (first) ring; flags at dev + ring */
+  unsigned char* tdev[XSI_XB_MAX_TARGETS]; /* every ring (peer:all: one per peer; else tdev[0] =
+                                            * dev) */
+  int tdevice[XSI_XB_MAX_TARGETS];         /* the device that holds ring t (-1: host/local) */
+  int ntargets;
   uint32_t* barrier;       /* [0] barrier counter, [1] status, [2..3] clock mode's t0 (u64) */
   float* sink;             /* XS_XBENCH_THREADS floats */
   uint64_t* scratch;       /* 1 word for calibration kernels */
@@ -114,27 +118,46 @@ xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t
     XSI_CUDA_GOTO(cudaMalloc(&d, total), res, fail);
     b->dev = (unsigned char*)d;
   } else {
-    int count = 0, can = 0;
-    void* d = NULL;
+    /* peer:N: one ring on device N; peer:all: one ring on every other device this one reaches */
+    int count = 0;
     XSI_CUDA_GOTO(cudaGetDeviceCount(&count), res, fail);
-    if (target.peer < 0 || target.peer >= count || target.peer == device)
-      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "target peer:%d needs another GPU (device %d of %d)",
-               target.peer, device, count);
-    XSI_CUDA_GOTO(cudaDeviceCanAccessPeer(&can, device, target.peer), res, fail);
-    if (!can)
-      XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "device %d cannot access peer %d", device,
-               target.peer);
-    XSI_CUDA_GOTO(cudaSetDevice(target.peer), res, fail);
-    cudaError_t e = cudaMalloc(&d, total);
-    cudaSetDevice(device);
-    XSI_CUDA_GOTO(e, res, fail);
-    b->dev = (unsigned char*)d;
-    e = cudaDeviceEnablePeerAccess(target.peer, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled)
-      cudaGetLastError();
-    else
+    if (target.peer == XS_PEER_ALL) {
+      for (int q = 0; q < count && b->ntargets < XSI_XB_MAX_TARGETS; q++) {
+        int can = 0;
+        if (q == device) continue;
+        XSI_CUDA_GOTO(cudaDeviceCanAccessPeer(&can, device, q), res, fail);
+        if (can) b->tdevice[b->ntargets++] = q;
+      }
+      if (!b->ntargets)
+        XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail,
+                 "target peer:all: device %d reaches no peer GPU (%d devices)", device, count);
+    } else {
+      int can = 0;
+      if (target.peer < 0 || target.peer >= count || target.peer == device)
+        XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail,
+                 "target peer:%d needs another GPU (device %d of %d)", target.peer, device, count);
+      XSI_CUDA_GOTO(cudaDeviceCanAccessPeer(&can, device, target.peer), res, fail);
+      if (!can)
+        XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail, "device %d cannot access peer %d", device,
+                 target.peer);
+      b->tdevice[b->ntargets++] = target.peer;
+    }
+    for (int t = 0; t < b->ntargets; t++) {
+      void* d = NULL;
+      XSI_CUDA_GOTO(cudaSetDevice(b->tdevice[t]), res, fail);
+      cudaError_t e = cudaMalloc(&d, total);
+      cudaSetDevice(device);
       XSI_CUDA_GOTO(e, res, fail);
+      b->tdev[t] = (unsigned char*)d;
+      e = cudaDeviceEnablePeerAccess(b->tdevice[t], 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();
+      else
+        XSI_CUDA_GOTO(e, res, fail);
+    }
+    b->dev = b->tdev[0];
   }
+  if (target.kind != XS_TARGET_PEER) b->tdev[0] = b->dev, b->tdevice[0] = -1, b->ntargets = 1;
   {
     void* p = NULL;
     XSI_CUDA_GOTO(cudaMalloc(&p, 4 * sizeof(uint32_t)), res, fail);
@@ -168,10 +191,14 @@ xs_result xs_xbench_destroy(xs_xbench* b) {
   cudaFree(b->barrier);
   if (b->host) {
     cudaFreeHost(b->host);
-  } else if (b->dev) {
-    if (b->target.kind == XS_TARGET_PEER) cudaSetDevice(b->target.peer); /* where it lives */
-    cudaFree(b->dev);
+  } else if (b->target.kind == XS_TARGET_PEER) {
+    for (int t = 0; t < b->ntargets; t++) {
+      cudaSetDevice(b->tdevice[t]); /* where it lives */
+      cudaFree(b->tdev[t]);
+    }
     cudaSetDevice(b->device);
+  } else if (b->dev) {
+    cudaFree(b->dev);
   }
   cudaGetLastError(); /* teardown errors are not the caller's */
   free(b);
@@ -190,49 +217,51 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* Verify every byte the producers claim (host view of the target), and the flags. */
+/* Verify every byte the producers claim (host view of each target ring), and the flags.
+ * Producer p writes ring p % ntargets (one ring unless peer:all). */
 static xs_result verify(xs_xbench_summary* s, xs_xbench* b, const xs_xbench_config* cfg,
                         uint32_t tag, uint64_t slot, uint32_t nslots, uint32_t per_prod) {
   xs_result res = XS_OK;
   size_t used = (size_t)slot * nslots;
   unsigned char* buf = b->host;
-  uint32_t* flags = NULL;
+  const uint32_t n16 = per_prod / 16;
+  long wrong = 0;
+  s->flag_wrong = 0;
   if (!buf) {
     buf = (unsigned char*)malloc(used + XB_FLAG_BYTES);
     if (!buf) return xsi_set_error(XS_ERR_NO_MEMORY, "xbench check: %zu bytes", used);
-    XSI_CUDA_GOTO(cudaMemcpy(buf, b->dev, used, cudaMemcpyDeviceToHost), res, done);
-    XSI_CUDA_GOTO(cudaMemcpy(buf + used, b->dev + b->ring, XB_FLAG_BYTES, cudaMemcpyDeviceToHost),
-                  res, done);
-    flags = (uint32_t*)(buf + used);
-  } else {
-    flags = (uint32_t*)(b->host + b->ring);
   }
-  const uint32_t n16 = per_prod / 16;
-  long wrong = 0;
-  for (uint32_t sl = 0; sl < nslots; sl++) {
-    /* the last burst that wrote slot sl */
-    uint32_t last = sl + ((uint32_t)(cfg->bursts - 1 - (int)sl) / nslots) * nslots;
-    for (int p = 0; p < cfg->K; p++)
-      for (uint32_t j = 0; j < n16; j++) {
-        const uint32_t* w =
-            (const uint32_t*)(buf + (size_t)sl * slot + (size_t)p * per_prod + 16ull * j);
-        uint32_t t, c;
-        if (cfg->flavour == XS_FLAVOUR_TMA)
-          t = XSI_XB_TMA_TAG,
-          c = (uint32_t)p * (XS_XBENCH_TMA_CHUNK / 16) + j % (XS_XBENCH_TMA_CHUNK / 16);
-        else
-          t = tag + last, c = (uint32_t)p * n16 + j;
-        if (w[0] != XSI_XB_WORD0(t, c) || w[1] != XSI_XB_WORD1(t, c) ||
-            w[2] != XSI_XB_WORD2(t, c) || w[3] != XSI_XB_WORD3(t, c))
-          wrong += 16;
-      }
+  for (int t = 0; t < b->ntargets; t++) {
+    const uint32_t* flags = (const uint32_t*)(buf + (b->host ? b->ring : used));
+    if (!b->host) {
+      XSI_CUDA_GOTO(cudaMemcpy(buf, b->tdev[t], used, cudaMemcpyDefault), res, done);
+      XSI_CUDA_GOTO(cudaMemcpy(buf + used, b->tdev[t] + b->ring, XB_FLAG_BYTES, cudaMemcpyDefault),
+                    res, done);
+    }
+    for (uint32_t sl = 0; sl < nslots; sl++) {
+      /* the last burst that wrote slot sl */
+      uint32_t last = sl + ((uint32_t)(cfg->bursts - 1 - (int)sl) / nslots) * nslots;
+      for (int p = t; p < cfg->K; p += b->ntargets)
+        for (uint32_t j = 0; j < n16; j++) {
+          const uint32_t* w =
+              (const uint32_t*)(buf + (size_t)sl * slot + (size_t)p * per_prod + 16ull * j);
+          uint32_t tg, c;
+          if (cfg->flavour == XS_FLAVOUR_TMA)
+            tg = XSI_XB_TMA_TAG,
+            c = (uint32_t)p * (XS_XBENCH_TMA_CHUNK / 16) + j % (XS_XBENCH_TMA_CHUNK / 16);
+          else
+            tg = tag + last, c = (uint32_t)p * n16 + j;
+          if (w[0] != XSI_XB_WORD0(tg, c) || w[1] != XSI_XB_WORD1(tg, c) ||
+              w[2] != XSI_XB_WORD2(tg, c) || w[3] != XSI_XB_WORD3(tg, c))
+            wrong += 16;
+        }
+    }
+    if (cfg->flag)
+      for (int p = t; p < cfg->K; p += b->ntargets)
+        s->flag_wrong += flags[p] != (uint32_t)cfg->bursts;
   }
   s->bytes_checked = (long)nslots * cfg->K * (long)per_prod;
   s->bytes_wrong = wrong;
-  s->flag_wrong = 0;
-  if (cfg->flag)
-    for (int p = 0; p < cfg->K; p++)
-      s->flag_wrong += flags[p] != (uint32_t)cfg->bursts;
   if (wrong || s->flag_wrong)
     res = xsi_set_error(
         XS_ERR_INTERNAL, "xbench check (%s, %s): %ld of %ld bytes wrong, %ld flags wrong",
@@ -318,27 +347,38 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
   uint32_t tag = 0x51000000u + (++b->runs << 12);
   size_t used = (size_t)slot * nslots;
   /* Poison (checked runs), zero the flags, barrier and status, warm the pages. */
-  if (cfg->check) {
-    if (b->host)
-      memset(b->host, XSI_XB_POISON, used);
-    else
-      XSI_CUDA_GOTO(cudaMemsetAsync(b->dev, XSI_XB_POISON, used, b->stream), res, fail);
+  if (cfg->check && b->host) memset(b->host, XSI_XB_POISON, used);
+  if (b->host) memset(b->host + b->ring, 0, XB_FLAG_BYTES);
+  for (int t = 0; t < b->ntargets && !b->host; t++) {
+    if (b->tdevice[t] < 0) { /* local HBM: in stream order */
+      if (cfg->check)
+        XSI_CUDA_GOTO(cudaMemsetAsync(b->tdev[t], XSI_XB_POISON, used, b->stream), res, fail);
+      XSI_CUDA_GOTO(cudaMemsetAsync(b->tdev[t] + b->ring, 0, XB_FLAG_BYTES, b->stream), res, fail);
+      continue;
+    }
+    /* a peer's ring: set on the device that owns it, finished before the launch */
+    XSI_CUDA_GOTO(cudaSetDevice(b->tdevice[t]), res, fail);
+    cudaError_t e = cfg->check ? cudaMemset(b->tdev[t], XSI_XB_POISON, used) : cudaSuccess;
+    if (e == cudaSuccess) e = cudaMemset(b->tdev[t] + b->ring, 0, XB_FLAG_BYTES);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    cudaSetDevice(b->device);
+    XSI_CUDA_GOTO(e, res, fail);
   }
-  if (b->host)
-    memset(b->host + b->ring, 0, XB_FLAG_BYTES);
-  else
-    XSI_CUDA_GOTO(cudaMemsetAsync(b->dev + b->ring, 0, XB_FLAG_BYTES, b->stream), res, fail);
   XSI_CUDA_GOTO(cudaMemsetAsync(b->barrier, 0, 4 * sizeof(uint32_t), b->stream), res, fail);
   XSI_CUDA_GOTO(cudaMemsetAsync(b->stamps, 0, nst * sizeof(xs_xbench_stamp), b->stream), res, fail);
-  if (cfg->warmup) XSI_CHECK_GOTO(xsi_xb_touch(b->dev, used, b->sink, b->stream), res, fail);
+  for (int t = 0; t < b->ntargets && cfg->warmup; t++)
+    XSI_CHECK_GOTO(xsi_xb_touch(b->tdev[t], used, b->sink, b->stream), res, fail);
   {
     xsi_xb_params p;
     memset(&p, 0, sizeof p);
-    p.target = b->dev;
+    for (int t = 0; t < b->ntargets; t++)
+      p.targets[t] = b->tdev[t];
+    p.ntargets = b->ntargets;
+    p.flag_off = b->ring;
     p.slot_bytes = slot;
     p.nslots = nslots;
     p.per_prod = per_prod;
-    p.flags = cfg->flag ? (uint32_t*)(b->dev + b->ring) : NULL;
+    p.flag = cfg->flag != 0;
     p.K = K, p.bursts = nb;
     p.flavour = (int)cfg->flavour, p.sync_mode = (int)cfg->sync_mode;
     p.gap_mode = (int)cfg->gap_mode;
@@ -451,5 +491,93 @@ fail:
   if (e0) cudaEventDestroy(e0);
   cudaFree(d);
   cudaFreeHost(h);
+  return res;
+}
+
+xs_result xs_memcpy_peer_bandwidth(double* out_gbps, double* in_gbps, int device, const int* peers,
+                                   int npeers, size_t bytes, int reps) {
+  XSI_ARG(out_gbps && in_gbps && peers, "xs_memcpy_peer_bandwidth: NULL argument");
+  XSI_ARG(npeers >= 1 && npeers <= XSI_XB_MAX_TARGETS,
+          "xs_memcpy_peer_bandwidth: npeers must be in [1, %d] (got %d)", XSI_XB_MAX_TARGETS,
+          npeers);
+  XSI_CHECK(check_device(device));
+  if (!bytes) bytes = (size_t)256 << 20;
+  if (reps <= 0) reps = 5;
+  XSI_ARG(reps <= 64, "xs_memcpy_peer_bandwidth: reps must be <= 64");
+  for (int i = 0; i < npeers; i++) {
+    int can = 0;
+    XSI_CHECK(check_device(peers[i]));
+    XSI_ARG(peers[i] != device, "xs_memcpy_peer_bandwidth: peer %d is the device itself", device);
+    if (cudaDeviceCanAccessPeer(&can, device, peers[i]) != cudaSuccess) cudaGetLastError(), can = 0;
+    if (!can)
+      return xsi_set_error(XS_ERR_UNSUPPORTED, "device %d cannot access peer %d", device,
+                           peers[i]);
+  }
+  xs_result res = XS_OK;
+  void* local[XSI_XB_MAX_TARGETS] = {0};
+  void* remote[XSI_XB_MAX_TARGETS] = {0};
+  cudaStream_t st[XSI_XB_MAX_TARGETS] = {0};
+  cudaEvent_t e0 = NULL, e1[XSI_XB_MAX_TARGETS] = {0};
+  double t[2][64];
+  for (int i = 0; i < npeers; i++) {
+    XSI_CUDA_GOTO(cudaSetDevice(peers[i]), res, fail);
+    XSI_CUDA_GOTO(cudaMalloc(&remote[i], bytes), res, fail);
+  }
+  XSI_CUDA_GOTO(cudaSetDevice(device), res, fail);
+  for (int i = 0; i < npeers; i++) {
+    cudaError_t e = cudaDeviceEnablePeerAccess(peers[i], 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      cudaGetLastError();
+    else
+      XSI_CUDA_GOTO(e, res, fail);
+    XSI_CUDA_GOTO(cudaMalloc(&local[i], bytes), res, fail);
+    XSI_CUDA_GOTO(cudaMemset(local[i], 1, bytes), res, fail);
+    XSI_CUDA_GOTO(cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking), res, fail);
+    XSI_CUDA_GOTO(cudaEventCreate(&e1[i]), res, fail);
+  }
+  XSI_CUDA_GOTO(cudaEventCreate(&e0), res, fail);
+  XSI_CUDA_GOTO(cudaDeviceSynchronize(), res, fail);
+  /* dir 0: device -> peers, dir 1: peers -> device; rep -1 is the warm-up. Every stream waits
+   * for e0, so the copies start together; the time is e0 to the last copy's end. */
+  for (int dir = 0; dir < 2; dir++)
+    for (int r = -1; r < reps; r++) {
+      XSI_CUDA_GOTO(cudaEventRecord(e0, st[0]), res, fail);
+      for (int i = 0; i < npeers; i++) {
+        if (i) XSI_CUDA_GOTO(cudaStreamWaitEvent(st[i], e0, 0), res, fail);
+        if (dir == 0)
+          XSI_CUDA_GOTO(cudaMemcpyPeerAsync(remote[i], peers[i], local[i], device, bytes, st[i]),
+                        res, fail);
+        else
+          XSI_CUDA_GOTO(cudaMemcpyPeerAsync(local[i], device, remote[i], peers[i], bytes, st[i]),
+                        res, fail);
+        XSI_CUDA_GOTO(cudaEventRecord(e1[i], st[i]), res, fail);
+      }
+      double ms_max = 0;
+      for (int i = 0; i < npeers; i++) {
+        float ms = 0;
+        XSI_CUDA_GOTO(cudaEventSynchronize(e1[i]), res, fail);
+        XSI_CUDA_GOTO(cudaEventElapsedTime(&ms, e0, e1[i]), res, fail);
+        if (ms > ms_max) ms_max = ms;
+      }
+      if (r >= 0) t[dir][r] = (double)bytes * npeers / (ms_max * 1e6);
+    }
+  qsort(t[0], (size_t)reps, sizeof(double), cmp_double);
+  qsort(t[1], (size_t)reps, sizeof(double), cmp_double);
+  *out_gbps = t[0][reps / 2];
+  *in_gbps = t[1][reps / 2];
+fail:
+  cudaSetDevice(device);
+  if (e0) cudaEventDestroy(e0);
+  for (int i = 0; i < npeers; i++) {
+    if (e1[i]) cudaEventDestroy(e1[i]);
+    if (st[i]) cudaStreamDestroy(st[i]);
+    cudaFree(local[i]);
+  }
+  for (int i = 0; i < npeers; i++)
+    if (remote[i]) {
+      cudaSetDevice(peers[i]);
+      cudaFree(remote[i]);
+    }
+  cudaSetDevice(device);
   return res;
 }

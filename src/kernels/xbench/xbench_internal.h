@@ -29,12 +29,17 @@ extern "C" {
 #define XSI_XB_OK 0u
 #define XSI_XB_TIMEOUT 1u
 
+#define XSI_XB_MAX_TARGETS 8 /* peer:all: at most 8 peer rings */
+
 typedef struct xsi_xb_params {
-  unsigned char* target; /* device address of the ring (host-mapped: its device alias) */
+  unsigned char* targets[XSI_XB_MAX_TARGETS]; /* device addresses of the rings (host-mapped: the
+                                               * device alias); producer k writes ring k % n */
+  int ntargets;                               /* n >= 1 */
+  uint64_t flag_off; /* the K flag words sit at targets[k % n] + flag_off (flag = 1) */
   uint64_t slot_bytes;   /* stride between burst slots (multiple of 4096) */
   uint32_t nslots;       /* burst b writes slot b % nslots */
   uint32_t per_prod;     /* bytes per producer per burst (multiple of 16) */
-  uint32_t* flags;       /* K flag words in the target memory (flag = 1), else NULL */
+  int flag;              /* 1: raise producer k's flag word after each burst */
   int K, bursts;
   int flavour, sync_mode, gap_mode; /* xs_flavour, xs_sync_mode, xs_gap_mode */
   uint64_t gap_ns;                  /* spin mode */

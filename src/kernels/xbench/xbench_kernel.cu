@@ -152,8 +152,8 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
       t_start = xs_globaltimer();
       c_start = xs_clock64();
     }
-    unsigned char* dst =
-        p.target + (uint64_t)(b % p.nslots) * p.slot_bytes + (uint64_t)pid * p.per_prod;
+    unsigned char* const base = p.targets[pid % p.ntargets]; /* peer:all: one ring per peer */
+    unsigned char* dst = base + (uint64_t)(b % p.nslots) * p.slot_bytes + (uint64_t)pid * p.per_prod;
 
     /* Phase 2: issue. st flavours: all 256 threads store, the CTA barrier marks the point where
      * every store of the CTA has been issued. TMA: one thread hands the copies to the engine;
@@ -185,9 +185,9 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
     __syncthreads();
     if (tid == 0) {
       if (p.flavour != XS_FLAVOUR_TMA) t_ret = xs_globaltimer();
-      if (p.flags) {
+      if (p.flag) {
         if (p.flavour == XS_FLAVOUR_TMA) xs_bulk_wait_all();
-        xs_red_add_release_sys_u32(p.flags + pid, 1u);
+        xs_red_add_release_sys_u32((uint32_t*)(base + p.flag_off) + pid, 1u);
       }
       uint64_t t_end = xs_globaltimer();
       uint64_t c_end = xs_clock64();
