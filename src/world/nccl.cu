@@ -73,11 +73,13 @@ xs_result xsi_nccl_barrier(xs_world* w) {
       cudaError_t e = cudaStreamQuery(t->stream);
       if (e == cudaSuccess) break;
       if (e != cudaErrorNotReady) XSI_CUDA_GOTO(e, res, fail);
-      if (now_s() - start > limit)
+      if (now_s() - start > limit) {
+        w->nccl_stuck = 1;
         XSI_FAIL(res, XS_ERR_TIMEOUT, fail,
                  "nccl world barrier: rank %d waited %.1f s for its peers (a rank did not reach "
                  "the barrier; the GPU context is no longer usable)",
                  w->rank_first, limit);
+      }
       struct timespec ts = {0, 100000};
       nanosleep(&ts, NULL);
     }
@@ -98,10 +100,13 @@ xs_result xsi_nccl_setup(xs_world* w, void* comm_in) {
     xs_world_env env;
     ncclUniqueId id;
     XSI_CHECK_GOTO(xs_world_env_read(&env), res, fail);
-    XSI_ARG(env.local_rank < ndev, "LOCAL_RANK=%d but this machine has %d GPUs", env.local_rank,
-            ndev);
+    /* one GPU visible to this process (CUDA_VISIBLE_DEVICES per rank, as SLURM does): use it;
+     * several: LOCAL_RANK picks one */
+    XSI_ARG(ndev == 1 || env.local_rank < ndev,
+            "LOCAL_RANK=%d but this process sees %d GPUs (expected one, or more than LOCAL_RANK)",
+            env.local_rank, ndev);
     setenv("NCCL_NVLS_ENABLE", "0", 1); /* NOTE: xstage never uses NVLink multicast */
-    dev = env.local_rank;
+    dev = ndev == 1 ? 0 : env.local_rank;
     XSI_CUDA_GOTO(cudaSetDevice(dev), res, fail);
     memset(&id, 0, sizeof id);
     if (env.rank == 0) XSI_NCCL_GOTO(ncclGetUniqueId(&id), res, fail);
@@ -183,6 +188,14 @@ fail:
 void xsi_nccl_teardown(xs_world* w) {
   ncclComm_t comm = (ncclComm_t)w->nccl_comm;
   if (!comm) return;
+  if (w->nccl_stuck) {
+    /* a barrier kernel still spins on this GPU: anything that synchronizes would wait for ever;
+     * abort the communicator and leave the device memory to the process's exit */
+    if (w->nccl_owned) ncclCommAbort(comm);
+    free(w->nccl_devcomm);
+    w->nccl_devcomm = NULL, w->nccl_win = NULL, w->nccl_mem = NULL, w->nccl_comm = NULL;
+    return;
+  }
   if (w->nccl_devcomm) {
     ncclDevCommDestroy(comm, (ncclDevComm*)w->nccl_devcomm);
     free(w->nccl_devcomm);

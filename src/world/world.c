@@ -252,6 +252,17 @@ xs_result xs_world_destroy(xs_world* w) {
   xs_result res = XS_OK;
   int prev = 0;
   cudaGetDevice(&prev);
+  if (w->backend == XS_BACKEND_NCCL && w->nccl_stuck) {
+    /* NOTE: a kernel that never ends holds the GPU (an unbounded NCCL barrier whose peer is
+     * gone): every synchronizing call, cudaFree included, would hang. Release what the host
+     * owns, report it, and leave the device memory to the process's exit. */
+    xsi_nccl_teardown(w);
+    xsi_heap_fini(&w->heap);
+    free(w);
+    return xsi_set_error(XS_ERR_TIMEOUT,
+                         "world destroy: a barrier kernel is still waiting for a lost peer; the "
+                         "communicator was aborted and the GPU memory is left to the process exit");
+  }
   for (int i = 0; i < w->ntargets; i++) {
     xsi_target* t = &w->target[i];
     cudaSetDevice(t->device);

@@ -51,6 +51,8 @@ struct xs_world {
   void* nccl_win;     /* ncclWindow_t */
   void* nccl_mem;     /* ncclMemAlloc'd heap + pad */
   void* nccl_devcomm; /* host copy of ncclDevComm_t (malloc'd) */
+  int nccl_stuck;     /* 1: a barrier kernel never finished (a peer is gone); destroy must not
+                       * synchronize with it */
 };
 
 /* nccl.cu: fill the nccl parts of w (comm == NULL: create one from the environment). On
