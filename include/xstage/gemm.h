@@ -56,11 +56,16 @@ typedef enum xs_gemm_version {
                      where 128x128 runs 2.9; with SiLU*mul 16-byte stores) */
   XS_GEMM_V6 = 6, /* Hopper: the same with tiles 128x208 and 16-byte stores (grouped: a tile
                      count that needs as many waves as 128x224, on narrower tiles) */
+  XS_GEMM_V7 = 7, /* Hopper, few rows per group (decode, small MoE batches): token-major tiles
+                     of 16/32/64 rows (the least that holds M) x 128 output columns (64 with
+                     SiLU*mul), weights on the wgmma M side, two tile streams per CTA, stores
+                     from registers; AUTO's pick for DENSE and MASKED with M <= 64 */
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5, 16-byte stores on v4/v6) */
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5, 16-byte stores on v4/v6, 4-byte
+                              stores from registers on v7) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -73,8 +78,8 @@ typedef enum xs_gemm_act {
  * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
  * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
 typedef struct xs_gemm_tile_dst {
-  void* base; /* bf16 elements; 16-byte aligned for v2-v6 */
-  int64_t ld; /* elements between rows; a multiple of 8 for v2-v6 */
+  void* base; /* bf16 elements; 16-byte aligned for v2-v7 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2-v7 */
 } xs_gemm_tile_dst;
 
 /* The epilogue hook, passed by value down to the kernel. */
@@ -96,7 +101,9 @@ typedef enum xs_gemm_order {
   XS_GEMM_ORDER_LIST = 2,     /* the caller's list of tile indices, in order */
 } xs_gemm_order;
 
-/* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order. */
+/* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order.
+ * v7 runs two tile streams per CTA: stream s of CTA i takes positions s * ctas + i, then every
+ * 2 ctas further on (position k starts in wave k / (2 ctas)). */
 typedef struct xs_gemm_schedule {
   xs_gemm_order order;
   int swizzle;          /* raster band width in tiles, 1..64 (0: 8) */
@@ -137,7 +144,7 @@ typedef struct xs_gemm_tiling {
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
  * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
- * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v6 query
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v7 query
  * the device (XS_ERR_NO_DEVICE without one). */
 xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
 

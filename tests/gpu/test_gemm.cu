@@ -3,7 +3,9 @@
  * bounds, per-element tolerance, untouched rows must still hold the poison). Shapes that are
  * not multiples of any tile (M, N, K from 1, 63, 65, 127, 129, 1000, ...), the benchmark
  * shapes, grouped layouts with empty and one-token experts, SiLU*mul, the map epilogue, tile
- * flags and caller-supplied tile orders. Skips (exit 77) without a GPU.
+ * flags and caller-supplied tile orders; v7 (token-major tiles) at every tile height it has,
+ * on the MoE shapes at 16 tokens per expert and with few CTAs (many tiles per stream), and the
+ * dispatcher's choice of it. Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -16,7 +18,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper; /* v2-v6 can run here */
+static int g_hopper;   /* v2-v7 can run here */
+#define LAST_VERSION 7 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -33,6 +36,7 @@ typedef struct variant {
   int swizzle;
   int list; /* 1: ORDER_LIST with the tiles in reverse */
   int flags;
+  int ctas; /* persistent CTAs (schedule.max_ctas), 0: one per SM */
 } variant;
 
 #define CK(call)                                                                                   \
@@ -93,17 +97,19 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   sched.order = v->order;
   sched.swizzle = v->swizzle;
+  sched.max_ctas = v->ctas;
   xs_gemm_tiling t;
   int ok = 1;
   xs_result res = xs_gemm_tiles(&t, &a, epi.act);
   char line[256];
-  snprintf(line, sizeof line, "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s",
-           tag, (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
+  snprintf(line, sizeof line,
+           "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s ctas=%d", tag,
+           (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
            v->store == XS_GEMM_STORE_MAP ? "map" : "local",
            v->list                              ? "list-reversed"
            : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
                                                 : "raster-m",
-           v->flags ? " flags" : "");
+           v->flags ? " flags" : "", v->ctas);
   if (res == XS_ERR_UNSUPPORTED && v->version != XS_GEMM_V1) {
     g_unsupported++;
     printf("  unsupported (expected for this shape/GPU): %s: %s\n", line, xs_last_error());
@@ -197,8 +203,8 @@ done:
 }
 
 static void run_versions(const problem* pr, const char* tag) {
-  for (int ver = 1; ver <= 6; ver++) {
-    variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0};
+  for (int ver = 1; ver <= LAST_VERSION; ver++) {
+    variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
     run_one(pr, &v, tag);
   }
 }
@@ -232,7 +238,7 @@ static void test_epilogues_and_orders(void) {
   problem p = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 0};
   problem s = {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 1}; /* SiLU: I = 520 */
   problem s_odd = {XS_GEMM_DENSE, 65, 126, 63, 0, NULL, 1}; /* I = 63: v1 only */
-  for (int ver = 1; ver <= 6; ver++) {
+  for (int ver = 1; ver <= LAST_VERSION; ver++) {
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
     variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
@@ -261,7 +267,7 @@ static void test_grouped(void) {
     run_versions(&c, "contig");
     run_versions(&m, "masked");
     run_versions(&odd, "masked");
-    for (int ver = 1; ver <= 6; ver++) {
+    for (int ver = 1; ver <= LAST_VERSION; ver++) {
       variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1};
       run_one(&c, &v, "contig");
       run_one(&m, &v, "masked");
@@ -271,7 +277,7 @@ static void test_grouped(void) {
   run_versions(&empty, "empty");
 }
 
-/* MASKED with many skewed experts: v2-v6 walk the compacted schedule (only tiles with work,
+/* MASKED with many skewed experts: v2-v7 walk the compacted schedule (only tiles with work,
  * built in the kernel from the device counts) up to XSG_MASKED_MAX_EXPERTS = 256 experts, and
  * the whole buffer beyond that. Flags check that each tile with work ran exactly once. */
 static void test_masked_schedules(void) {
@@ -283,7 +289,7 @@ static void test_masked_schedules(void) {
   problem z = {XS_GEMM_GROUPED_MASKED, 520, 272, 64, 40, zipf, 0};
   problem zs = {XS_GEMM_GROUPED_MASKED, 520, 272, 64, 40, zipf, 1};
   problem wide = {XS_GEMM_GROUPED_MASKED, 8, 64, 64, 260, many, 0};
-  for (int ver = 1; ver <= 6; ver++) {
+  for (int ver = 1; ver <= LAST_VERSION; ver++) {
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
     variant map_n = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1};
@@ -294,6 +300,138 @@ static void test_masked_schedules(void) {
     run_one(&zs, &flags, "mskzipf");
     run_one(&wide, &flags, "msk260");
   }
+}
+
+/* v7: token-major tiles of 16/32/64 rows, two tile streams per CTA. Every tile height, with
+ * counts that leave empty, one-token, partial and full token tiles; N that ends inside a tile
+ * (200 = 128 + 72; SiLU I = 136 = 2 x 64 + 8) or inside the first B half (72), or exactly at it
+ * (64: the second half is not loaded); K tails (200 = 3 x 64 + 8, 8); every epilogue and order,
+ * and 1 or 3 CTAs (2 or 6 streams walking many tiles: the rings wrap across tiles). AUTO must
+ * run the same problems (it picks v7 for them, test_auto_choice). */
+static void test_v7_small_rows(void) {
+  static const int Ms[] = {1, 9, 16, 17, 32, 33, 48, 64};
+  for (int mi = 0; mi < 8; mi++) {
+    const int M = Ms[mi];
+    /* masked counts: empty, one token, full, a partial last 16-row group, M - 1 */
+    const int32_t counts[5] = {0, 1, M, M / 2 + 1, M > 1 ? M - 1 : 1};
+    for (int silu = 0; silu < 2; silu++) {
+      problem m = {XS_GEMM_GROUPED_MASKED, M, silu ? 272 : 200, mi % 2 ? 200 : 64, 5, counts, silu};
+      problem d = {XS_GEMM_DENSE, M, silu ? 272 : 200, mi % 2 ? 8 : 200, 0, NULL, silu};
+      for (int ver = 0; ver <= 7; ver += 7) { /* AUTO and v7 */
+        const xs_gemm_version vv = (xs_gemm_version)ver;
+        variant plain = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+        variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1, 0};
+        variant list = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
+        variant few = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
+        run_one(&m, &plain, "v7mask");
+        run_one(&m, &map, "v7mask");
+        run_one(&m, &list, "v7mask");
+        run_one(&m, &few, "v7mask");
+        run_one(&d, &plain, "v7dense");
+        run_one(&d, &few, "v7dense");
+      }
+    }
+  }
+  /* N inside the first B half, and N = 64 (no second half to load); 300 experts (no compacted
+   * schedule: the whole buffer is walked) */
+  static int32_t many[300];
+  for (int e = 0; e < 300; e++)
+    many[e] = (e * 7) % 17; /* 0..16 */
+  const problem narrow = {XS_GEMM_DENSE, 20, 72, 136, 0, NULL, 0};
+  const problem half = {XS_GEMM_GROUPED_MASKED, 16, 64, 72, 300, many, 0};
+  const problem half_silu = {XS_GEMM_GROUPED_MASKED, 16, 144, 72, 300, many, 1};
+  variant v7 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
+  variant v7few = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 3};
+  run_one(&narrow, &v7, "v7edge");
+  run_one(&narrow, &v7few, "v7edge");
+  run_one(&half, &v7, "v7edge");
+  run_one(&half_silu, &v7few, "v7edge");
+  /* The MoE shapes at 16 tokens per expert (the bench's T=16 cases), balanced and skewed, and
+   * v7 on the layouts AUTO does not give it (contiguous; masked with 128 rows). */
+  static const int32_t bal[8] = {16, 16, 16, 16, 16, 16, 16, 16};
+  static const int32_t skew[8] = {16, 0, 1, 15, 16, 3, 16, 8};
+  static const int32_t wide[4] = {128, 0, 65, 1};
+  static const int32_t cc[6] = {0, 1, 128, 129, 0, 300};
+  const problem moe[6] = {
+      {XS_GEMM_GROUPED_MASKED, 16, 4096, 7168, 8, bal, 1},  /* DeepSeek-V3 gate/up */
+      {XS_GEMM_GROUPED_MASKED, 16, 7168, 2048, 8, skew, 0}, /* DeepSeek-V3 down */
+      {XS_GEMM_GROUPED_MASKED, 16, 3072, 4096, 8, skew, 1}, /* Qwen3-235B gate/up */
+      {XS_GEMM_GROUPED_MASKED, 16, 4096, 1536, 8, bal, 0},  /* Qwen3-235B down */
+      {XS_GEMM_GROUPED_MASKED, 128, 1040, 520, 4, wide, 1},
+      {XS_GEMM_GROUPED_CONTIG, 0, 272, 200, 6, cc, 1},
+  };
+  for (int i = 0; i < 6; i++) {
+    variant a = {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+    variant f = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
+    variant m = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 4, 0, 1, 5};
+    run_one(&moe[i], &a, "v7moe");
+    run_one(&moe[i], &f, "v7moe");
+    run_one(&moe[i], &m, "v7moe");
+  }
+}
+
+/* The version AUTO resolves to (xs_gemm_tiles), and its tile. */
+static void expect_auto(const xs_gemm_args* a, xs_gemm_act act, xs_gemm_version want, int tm,
+                        int tn, const char* what) {
+  xs_gemm_tiling t;
+  memset(&t, 0, sizeof t);
+  const xs_result r = xs_gemm_tiles(&t, a, act);
+  XT_CHECK_MSG(r == XS_OK, "%s: xs_gemm_tiles: %s", what, xs_last_error());
+  XT_CHECK_MSG(t.version == want, "%s: AUTO picked v%d, expected v%d", what, (int)t.version,
+               (int)want);
+  if (tm)
+    XT_CHECK_MSG(t.tile_m == tm && t.tile_n == tn, "%s: tile %dx%d, expected %dx%d", what, t.tile_m,
+                 t.tile_n, tm, tn);
+}
+
+/* AUTO takes v7 exactly where the rule says (DENSE or MASKED with M <= 64, shapes TMA can run)
+ * and nowhere else; v7 runs every epilogue, order and layout, so no feature excludes it. */
+static void test_auto_choice(void) {
+  if (!g_hopper) {
+    printf("  (not Hopper: AUTO falls back to v1, its v7 rule is not checked)\n");
+    return;
+  }
+  void* buf = dalloc(1 << 20);
+  int32_t* ints = (int32_t*)dalloc(4096);
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.A = buf, a.B = buf, a.C = buf, a.m_counts = ints, a.m_offsets = ints;
+  a.layout = XS_GEMM_GROUPED_MASKED, a.experts = 64, a.N = 4096, a.K = 7168;
+  a.M = 16;
+  expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V7, 16, 64, "masked M=16 SiLU");
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked M=16");
+  a.M = 1;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked M=1");
+  a.M = 17;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 32, 128, "masked M=17");
+  a.M = 64;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 64, 128, "masked M=64");
+  a.M = 65;
+  xs_gemm_tiling t;
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V7 && t.tile_m == 128, "masked M=65: AUTO v%d tile_m %d",
+               (int)t.version, t.tile_m);
+  a.layout = XS_GEMM_DENSE, a.M = 64;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 64, 128, "dense M=64");
+  a.M = 512;
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V7, "dense M=512: AUTO picked v7");
+  a.layout = XS_GEMM_GROUPED_CONTIG, a.M = 1024, a.experts = 8; /* 128 rows per expert */
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V7, "contig: AUTO picked v7");
+  /* shapes TMA cannot describe: v7 explicit is unsupported, AUTO runs v1 */
+  a.layout = XS_GEMM_GROUPED_MASKED, a.M = 16, a.K = 63;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V1, 0, 0, "masked M=16 K=63");
+  a.version = XS_GEMM_V7;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.K = 64, a.N = 60; /* N % 8 */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.version = XS_GEMM_AUTO;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V1, 0, 0, "masked M=16 N=60");
+  a.N = 4096;
+  a.version = (xs_gemm_version)8;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
+  cudaFree(buf);
+  cudaFree(ints);
 }
 
 static void test_arguments(void) {
@@ -324,7 +462,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v6 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v7 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -333,9 +471,11 @@ int main(void) {
   XT_RUN(test_epilogues_and_orders);
   XT_RUN(test_grouped);
   XT_RUN(test_masked_schedules);
+  XT_RUN(test_v7_small_rows);
+  XT_RUN(test_auto_choice);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v6 on shapes TMA cannot describe)\n", g_runs,
+  printf("# %d runs checked, %d unsupported (v2-v7 on shapes TMA cannot describe)\n", g_runs,
          g_unsupported);
   cublasDestroy(g_blas);
   return XT_END();

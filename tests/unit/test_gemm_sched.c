@@ -141,6 +141,48 @@ static void test_masked_compact(void) {
   XT_EQ_INT(xsg_tile_decode(&g, xsg_masked_tile(&g, pre, E, 4)).g, 2);
 }
 
+/* v7's tile height: the least of 16, 32, 64 holding the rows per group, and a divisor of the
+ * contiguous layout's segment alignment (a tile never straddles two experts). */
+static void test_v7_tile_m(void) {
+  static const int rows[] = {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 4096};
+  static const int want[] = {16, 16, 16, 16, 32, 32, 32, 64, 64, 64, 64, 64, 64};
+  for (int i = 0; i < 13; i++) {
+    const int tm = xsg_v7_tile_m(rows[i]);
+    XT_EQ_INT(tm, want[i]);
+    XT_CHECK(XS_GEMM_GROUP_ALIGN % tm == 0);
+    XT_CHECK(rows[i] > 64 || rows[i] <= tm); /* up to 64 rows: one token tile per group */
+  }
+}
+
+/* Two tile streams per CTA (v7): the walk of every (CTA, stream) covers each position exactly
+ * once; the first `ctas` positions land on stream 0 of distinct CTAs (a short schedule spreads
+ * over the SMs first); streams differ by at most one position. */
+static void test_streams(void) {
+  static const int ctass[] = {1, 3, 7, 132}, counts[] = {0, 1, 5, 131, 132, 133, 263, 264, 1000};
+  static unsigned char seen[1000];
+  for (int ci = 0; ci < 4; ci++)
+    for (int ni = 0; ni < 9; ni++) {
+      const int ctas = ctass[ci], n = counts[ni], streams = 2;
+      memset(seen, 0, sizeof seen);
+      int bad = 0, most = 0, least = 1 << 30;
+      for (int b = 0; b < ctas; b++)
+        for (int st = 0; st < streams; st++) {
+          int mine = 0;
+          for (int k = xsg_stream_first(b, st, ctas); k < n; k += streams * ctas, mine++) {
+            if (seen[k]++) bad++;
+            if (k < ctas && (st != 0 || k != b)) bad++;
+          }
+          most = mine > most ? mine : most;
+          least = mine < least ? mine : least;
+        }
+      for (int k = 0; k < n; k++)
+        bad += seen[k] != 1;
+      XT_CHECK_MSG(bad == 0, "ctas %d positions %d: %d bad", ctas, n, bad);
+      XT_CHECK_MSG(most - least <= 1, "ctas %d positions %d: streams run %d..%d", ctas, n, least,
+                   most);
+    }
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -154,6 +196,8 @@ int main(void) {
   XT_RUN(test_contig_layout);
   XT_RUN(test_contig_layout_errors);
   XT_RUN(test_masked_compact);
+  XT_RUN(test_v7_tile_m);
+  XT_RUN(test_streams);
   XT_RUN(test_cdiv);
   return XT_END();
 }

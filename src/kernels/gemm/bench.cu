@@ -7,6 +7,9 @@
  * is the median over rounds of (baseline time / row time) in that round. Clock drift of the
  * card under sustained load (run 2: the same kernel 5-13 % apart when timed a few hundred ms
  * later) cancels in the per-round ratios; absolute TFLOP/s are from the median time.
+ * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7) and
+ * AUTO's pick per layout; balanced ones end their detail line with our rows against
+ * cublasGemmStridedBatchedEx (AUTO per layout and the best row).
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -281,16 +284,21 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[7] = {"auto",
+  static const char* names[8] = {"auto",
                                  "v1 simt 64x64",
                                  "v2 wgmma 128x128",
                                  "v3 wgmma 128x256",
                                  "v4 wgmma 128x224",
                                  "v5 wgmma 128x192",
-                                 "v6 wgmma 128x208"};
-  int plain_at[7], hook_at[7]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 7; v++)
+                                 "v6 wgmma 128x208",
+                                 "v7 wgmma tokens"};
+  int plain_at[8], hook_at[8]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 8; v++)
     plain_at[v] = hook_at[v] = -1;
+  /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
+   * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
+   * never picks. */
+  const int last_v = M <= 128 ? 7 : 6;
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
   XSI_CHECK(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
@@ -298,12 +306,19 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   const int v1_alone = ta.version != XS_GEMM_V1;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
-  for (int v = 1; v <= 6; v++) {
+  for (int v = 1; v <= last_v; v++) {
     xs_gemm_args av = a;
     av.version = (xs_gemm_version)v;
     std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
     const size_t before = fns.size();
-    xsg_bench_row* r = check(b, names[v], run, C, ref, st, M, N, v == 1 && v1_alone ? NULL : &fns);
+    char vname[40]; /* v7: "v7 wgmma 16x128" (its tile height follows M) */
+    xs_gemm_tiling t7;
+    if (v == 7 && xs_gemm_tiles(&t7, &av, XS_GEMM_ACT_NONE) == XS_OK)
+      snprintf(vname, sizeof vname, "v7 wgmma %dx%d", t7.tile_m, t7.tile_n);
+    else
+      snprintf(vname, sizeof vname, "%s", names[v]);
+    xsi_clear_error();
+    xsg_bench_row* r = check(b, vname, run, C, ref, st, M, N, v == 1 && v1_alone ? NULL : &fns);
     if (v == 1 && v1_alone) v1_row = r, v1_run = run;
     if (fns.size() > before) plain_at[v] = (int)before;
   }
@@ -335,7 +350,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
     /* Hook: the same GEMM storing every tile through a map into another HBM region, for each
      * Hopper version (and v1 when AUTO falls back to it). */
     XSI_CHECK(alloc(b, &C2, (size_t)M * N * 2));
-    for (int v = 1; v <= 6; v++) {
+    for (int v = 1; v <= last_v; v++) {
       xs_gemm_tiling t;
       xs_gemm_args av = a;
       av.version = (xs_gemm_version)v;
@@ -393,12 +408,12 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                     rounds_of(b), drift);
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
-    double over[7] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    for (int v = 1; v <= 6; v++)
+    double over[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    for (int v = 1; v <= last_v; v++)
       if (plain_at[v] >= 0 && hook_at[v] >= 0)
         over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
     at += snprintf(detail + at, dl - at, "\n#   hook overhead, interleaved with plain:");
-    for (int v = 1; v <= 6 && at > 0 && (size_t)at < dl; v++)
+    for (int v = 1; v <= last_v && at > 0 && (size_t)at < dl; v++)
       if (!isnan(over[v])) at += snprintf(detail + at, dl - at, " v%d %+.1f%%", v, over[v]);
     if (at > 0 && (size_t)at < dl)
       snprintf(detail + at, dl - at, "; AUTO picks v%d: %+.1f%% (target <= 3%%)", (int)ta.version,
@@ -533,33 +548,53 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* names[7] = {"auto",          "contig v1 simt", "contig v2 128",
-                                 "contig v3 256", "contig v4 224",  "contig v5 192",
-                                 "contig v6 208"};
+  static const char* widths[7] = {"", "simt", "128", "256", "224", "192", "208"};
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
+  char name[40];
+  /* The row name of version v on a layout: "contig v3 256", "masked v7 16x64" (v7: its tile,
+   * rows x output columns, which depends on the rows per group). */
+  auto row_name = [&](const char* layout, const xs_gemm_args* av) {
+    xs_gemm_tiling t;
+    if (av->version == XS_GEMM_V7 && xs_gemm_tiles(&t, av, epi.act) == XS_OK)
+      snprintf(name, sizeof name, "%s v7 %dx%d", layout, t.tile_m, t.tile_n);
+    else
+      snprintf(name, sizeof name, "%s v%d %s", layout, (int)av->version,
+               av->version == XS_GEMM_V7 ? "" : widths[av->version]);
+    xsi_clear_error();
+    return name;
+  };
   /* NOTE: v5 is timed here although AUTO does not pick it for grouped problems yet: its
-   * figures decide whether it should. v6 (128x208) is picked for grouped problems only. */
-  for (int v = 1; v <= 6; v++) {
+   * figures decide whether it should. v6 (128x208) is picked for grouped problems only; v7
+   * (token-major tiles) for MASKED with M <= 64. The masked layout is timed per version too
+   * (v2-v7), so that AUTO's masked rule can be refitted from one run. */
+  for (int v = 1; v <= 7; v++) {
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
     av.version = (xs_gemm_version)v;
     std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, epi, sched, NULL); };
-    xsg_bench_row* r = check(b, names[v], run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
+    xsg_bench_row* r =
+        check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
+  }
+  for (int v = 2; v <= 7; v++) {
+    xs_gemm_args av = am;
+    av.version = (xs_gemm_version)v;
+    check(
+        b, row_name("masked", &av), [=]() { return xs_gemm_run(&av, epi, sched, NULL); }, Cm, ref_m,
+        sm, rows_m, n_out, &fns);
   }
   /* What AUTO picks, per layout (the production paths). */
   xs_gemm_tiling tc, tm;
   XSI_CHECK(xs_gemm_tiles(&tc, &ac, epi.act));
   XSI_CHECK(xs_gemm_tiles(&tm, &am, epi.act));
-  char name[40];
   snprintf(name, sizeof name, "contig auto -> v%d", (int)tc.version);
-  check(
+  const xsg_bench_row* contig_auto = check(
       b, name, [=]() { return xs_gemm_run(&ac, epi, sched, NULL); }, Cc, ref_c, sc, rows_c, n_out,
       &fns);
   snprintf(name, sizeof name, "masked auto -> v%d", (int)tm.version);
-  check(
+  const xsg_bench_row* masked_auto = check(
       b, name, [=]() { return xs_gemm_run(&am, epi, sched, NULL); }, Cm, ref_m, sm, rows_m, n_out,
       &fns);
   double drift = NAN;
@@ -567,11 +602,29 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   if (res == XS_OK) time_alone(b, v1_row, v1_run, 1, &b->rows[0], &b->rows[1]);
   for (int i = 0; i < b->n; i++)
     b->rows[i].pad_pct = rows_c ? 100.0 * (rows_c - total) / rows_c : 0.0;
-  const size_t at = strlen(detail);
+  size_t at = strlen(detail);
   if (at < dl)
     snprintf(detail + at, dl - at,
              "\n#   %d rounds interleaved; cuBLAS drift over the rounds %+.1f%%", rounds_of(b),
              drift);
+  if (res == XS_OK && !c->zipf) {
+    /* Balanced counts: our rows against cublasGemmStridedBatchedEx (fns[2]), median per-round
+     * ratio of its time to ours (> 1: ours faster): AUTO per layout and the best row. */
+    const size_t first_ours = 3;
+    size_t best = first_ours;
+    double r_contig = NAN, r_masked = NAN;
+    for (size_t i = first_ours; i < fns.size(); i++) {
+      const double r = median_ratio(fns[2], fns[i]);
+      if (r > median_ratio(fns[2], fns[best])) best = i;
+      if (fns[i].row == contig_auto) r_contig = r;
+      if (fns[i].row == masked_auto) r_masked = r;
+    }
+    at = strlen(detail);
+    if (at < dl && fns.size() > first_ours)
+      snprintf(detail + at, dl - at,
+               "\n#   vs strided batched: contig auto %.3f, masked auto %.3f, best %.3f (%s)",
+               r_contig, r_masked, median_ratio(fns[2], fns[best]), fns[best].row->name);
+  }
   free(counts);
   free(offsets);
   return res;

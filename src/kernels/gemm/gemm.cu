@@ -39,7 +39,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v6 cannot run this problem, or NULL when they can. */
+/* Why v2-v7 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -49,20 +49,23 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
   return NULL;
 }
 
-void tile_shape(xs_gemm_version v, int silu, int* tm, int* tn) {
-  *tm = v == XS_GEMM_V1 ? 64 : 128;
+/* Output tile of version v: tm x tn (tn with SiLU*mul: output columns). `rows`: the rows per
+ * group (xs_gemm_args.M), which sets v7's tile height. */
+void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
+  *tm = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
   int bn = v == XS_GEMM_V1   ? 64
            : v == XS_GEMM_V2 ? 128
            : v == XS_GEMM_V3 ? 256
            : v == XS_GEMM_V4 ? 224
            : v == XS_GEMM_V5 ? 192
-                             : 208;
+           : v == XS_GEMM_V6 ? 208
+                             : 128;              /* v7: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
 void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_version v) {
   t->version = v;
-  tile_shape(v, silu, &t->tile_m, &t->tile_n);
+  tile_shape(v, silu, a->M, &t->tile_m, &t->tile_n);
   const int n_out = silu ? a->N / 2 : a->N;
   t->groups = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
   t->m_blocks = xsg_cdiv(a->M, t->tile_m);
@@ -77,7 +80,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V6, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V7, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -120,6 +123,21 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   }
   if (why) {
     fill_tiling(t, a, silu, XS_GEMM_V1);
+    return XS_OK;
+  }
+  /* AUTO, few rows per group (tuning round 5, not yet measured): v7 when every group has at
+   * most 64 rows (DENSE or MASKED M <= 64). Such a problem is a weight stream: T rows per group
+   * make T FLOP per byte of B, <= 64 against an H200 ridge of ~180-225 FLOP/byte (780-989
+   * TFLOP/s over ~4.4 TB/s of reads), so what counts is how fast B moves, and v7 moves it with
+   * the least work around it: token tiles of 16/32/64 rows (v2-v6 multiply 128: at 16 tokens
+   * 8x the tensor work and shared-memory operand traffic), two tile streams per SM (DeepSeek-V3
+   * gate/up E=8 T=16: 256 streams of 128 B rows over all 132 SMs, against v3's 128 tiles on
+   * 128 SMs). Not for CONTIG: its segments are 128-row aligned and every row of them is
+   * computed, so v7 would run two 64-token tiles per segment, each reading the expert's
+   * weights. Not above 64 rows: from 65 to 128 a 128-row tile wastes little, and v7's 64-token
+   * tiles would read B twice (a 128-token tile would move as many A bytes as B bytes). */
+  if (a->layout != XS_GEMM_GROUPED_CONTIG && a->M <= 64) {
+    fill_tiling(t, a, silu, XS_GEMM_V7);
     return XS_OK;
   }
   /* AUTO: the tiling whose busiest CTA computes least, per-tile speed included:
@@ -268,7 +286,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
-   * launch keeps fixed arguments (CUDA graphs); the grid stays sized for the full buffer. */
+   * launch keeps fixed arguments (CUDA graphs); the grid stays sized for the full buffer. v7
+   * runs two tile streams per CTA and keeps one CTA per SM: a schedule of fewer than 2 x SMs
+   * positions then runs on min(SMs, positions) CTAs, one stream on each before any runs two. */
   p.compact = t.version != XS_GEMM_V1 && a->layout == XS_GEMM_GROUPED_MASKED &&
               sched.order != XS_GEMM_ORDER_LIST && a->experts <= XSG_MASKED_MAX_EXPERTS;
   if (p.positions == 0) {
@@ -282,13 +302,19 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
+  const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
+  const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
   if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
+  } else if (t.version == XS_GEMM_V7) {
+    /* Token tiles of tile_m rows, B in 64-row halves; no C map (stores from registers). */
+    CUtensorMap ma, mb;
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, t.tile_m, "A"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));
+    err = xsg_launch_v7(&p, &ma, &mb, ctas, s);
   } else {
     int tm_unused, bn;
-    tile_shape(t.version, 0, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
-    const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
-    const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
+    tile_shape(t.version, 0, a->M, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));

@@ -10,7 +10,7 @@
 #include "kernels/gemm/sched.h"
 #include "xstage/gemm.h"
 
-/* Experts up to which v2-v6 compact the MASKED schedule (a prefix of E + 1 ints in shared
+/* Experts up to which v2-v7 compact the MASKED schedule (a prefix of E + 1 ints in shared
  * memory); beyond it they walk the whole buffer and skip empty tiles. */
 #define XSG_MASKED_MAX_EXPERTS 256
 
@@ -22,7 +22,7 @@ typedef struct xsg_params {
   int n_out;     /* output columns: N, or N / 2 with SILU_MUL */
   int experts;
   int tile_m, tile_n; /* output tile */
-  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v6 use the tensor maps) */
+  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v7 use the tensor maps) */
   const uint16_t* B;
   uint16_t* C;
   const int32_t* m_offsets; /* CONTIG */
@@ -30,7 +30,7 @@ typedef struct xsg_params {
   xs_gemm_epilogue epi;
   const int32_t* order_list; /* ORDER_LIST, or NULL for the raster order */
   int positions;             /* schedule length: ntiles of the list, or the tile count */
-  int compact; /* v2-v6 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
+  int compact; /* v2-v7 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
                   tiles with work (sched.h xsg_masked_tile); positions is then an upper bound */
 } xsg_params;
 
@@ -69,5 +69,10 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* ma
                               cudaStream_t stream);
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
+/* v7 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 tokens x 128 B rows, two tile
+ * streams per CTA. The maps: A box {64, p->tile_m, 1}, B box {64, 64, 1}, 128-byte swizzle; no C
+ * map (the epilogue stores from registers). cudaErrorInvalidValue for another tile_m. */
+cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                          int ctas, cudaStream_t stream);
 
 #endif

@@ -25,24 +25,10 @@
 #include <cuda_bf16.h>
 
 #include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/hopper_common.cuh"
 #include "xstage/ptx.cuh"
 
 namespace {
-
-/* The producer's wait is bounded: a wait that never ends is a bug (a lost arrival, a wrong
- * parity, an expect_tx byte count TMA never delivers: the consumers then stop releasing slots
- * and the producer stalls too). After 4 s it traps, so the launch fails with an error
- * (cudaErrorLaunchFailure) instead of hanging. NOTE: the consumers wait unbounded: one more
- * live register (a counter) makes the 128x256 consumer spill; no printf either (a call would
- * make ptxas save live registers around it). */
-__device__ __forceinline__ void wait_timed(uint64_t* bar, uint32_t parity) {
-  if (xs_mbar_try_wait(bar, parity)) return;
-  const uint64_t t0 = xs_globaltimer();
-  for (uint32_t n = 1;; n++) {
-    if (xs_mbar_try_wait(bar, parity)) return;
-    if ((n & 1023) == 0 && xs_globaltimer() - t0 > 4000000000ull) __trap();
-  }
-}
 
 /* ---- compile-time configuration (one block per instantiation) ---- */
 template <int BN_> struct hopper_cfg {
@@ -123,15 +109,6 @@ __device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, ui
   xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
 }
 
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<uint32_t*>(&v);
-}
-
-__device__ __forceinline__ float silu_mul(float g, float u) {
-  return g / (1.0f + __expf(-g)) * u;
-}
-
 /* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
  * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
  * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
@@ -162,34 +139,6 @@ __device__ __forceinline__ void store_staged(const uint8_t* my_c, uint16_t* base
   }
 }
 
-/* The MASKED compacted schedule's prefix (sched.h) in shared memory: table[e] = work tiles of
- * experts < e. Called by all threads before the CTA's first __syncthreads; warp 0 scans. */
-__device__ __forceinline__ void build_masked_table(int32_t* table, const xsg_params* p) {
-  const int E = p->experts;
-  for (int e = threadIdx.x; e < E; e += blockDim.x)
-    table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    /* Each lane sums a run of ceil(E / 32) entries, a warp scan adds the runs before it. */
-    const int lane = threadIdx.x, per = (E + 31) / 32;
-    const int lo = lane * per, hi = lo + per < E ? lo + per : E;
-    int sum = 0;
-    for (int e = lo; e < hi; e++)
-      sum += table[e + 1];
-    int incl = sum;
-    for (int o = 1; o < 32; o <<= 1) {
-      const int v = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += v;
-    }
-    int run = incl - sum;
-    for (int e = lo; e < hi; e++) {
-      run += table[e + 1];
-      table[e + 1] = run;
-    }
-    if (lane == 0) table[0] = 0;
-  }
-}
-
 template <int BN>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
@@ -217,7 +166,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
-  if (p.compact) build_masked_table(table, &p);
+  if (p.compact) xsg_build_masked_table(table, &p);
   __syncthreads();
   /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
   const int positions = p.compact ? table[p.experts] : p.positions;
@@ -243,7 +192,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         int b_row0 = silu ? t.nb * (BN / 2) : t.nb * BN;
         int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
         for (int kb = 0; kb < k_blocks; kb++) {
-          wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
+          xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
           /* NOTE: expect the full box bytes: TMA counts the zero-filled out-of-bounds part of
@@ -337,10 +286,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
             const int j = i + BN / 16;
             const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-            *(uint32_t*)(row_lo + off) =
-                pack_bf16x2(silu_mul(d[4 * i], d[4 * j]), silu_mul(d[4 * i + 1], d[4 * j + 1]));
-            *(uint32_t*)(row_hi + off) = pack_bf16x2(silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                                                     silu_mul(d[4 * i + 3], d[4 * j + 3]));
+            *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
+                                                         xsg_silu_mul(d[4 * i + 1], d[4 * j + 1]));
+            *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
+                                                         xsg_silu_mul(d[4 * i + 3], d[4 * j + 3]));
           }
         } else {
 #pragma unroll
@@ -348,8 +297,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             const int i = ps * GPP + il; /* compile-time after unrolling */
             if (i < BN / 8) {
               const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
-              *(uint32_t*)(row_lo + off) = pack_bf16x2(d[4 * i], d[4 * i + 1]);
-              *(uint32_t*)(row_hi + off) = pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
+              *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(d[4 * i], d[4 * i + 1]);
+              *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
             }
           }
         }

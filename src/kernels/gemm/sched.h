@@ -73,6 +73,25 @@ XSG_HD int xsg_order_tile(const xsg_grid* grid, int k) {
   return xsg_tile_index(grid, g, mb, nb);
 }
 
+/* ---- v7: token-major tiles, several tile streams per CTA ----
+ * v7 puts the weights on the wgmma M side and the tokens on its N side (src/kernels/gemm/
+ * README.md), so its tile height (output rows = tokens) is small: the least of 16, 32, 64 that
+ * holds `rows` (the rows per group: MASKED M, DENSE M; CONTIG passes its total M, which is >= 128
+ * whenever an expert has rows, so it gets 64). Each divides XS_GEMM_GROUP_ALIGN, so a CONTIG
+ * tile never straddles two experts. */
+XSG_HD int xsg_v7_tile_m(int rows) {
+  return rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+}
+
+/* A v7 CTA runs `streams` independent tile streams (one per consumer warpgroup). Stream s of
+ * persistent CTA b (of `ctas`) takes positions xsg_stream_first(b, s, ctas), then every
+ * streams * ctas further on: position k belongs to CTA k % ctas, stream (k / ctas) % streams.
+ * The first ctas positions go to stream 0 of every CTA, so a schedule shorter than two waves
+ * still spreads over all CTAs (SMs) before any CTA runs two streams. */
+XSG_HD int xsg_stream_first(int cta, int stream, int ctas) {
+  return stream * ctas + cta;
+}
+
 /* Contiguous layout: the expert owning `row`, or -1 when row >= offsets[experts] (past the last
  * segment). offsets[0..experts] is non-decreasing; empty experts (equal offsets) own no row. */
 XSG_HD int xsg_contig_expert(const int32_t* offsets, int experts, int row) {

@@ -1,0 +1,358 @@
+/* gemm_v7.cu — the Hopper GEMM for few rows per expert: v7, token-major ("swap AB") tiles of
+ * BT tokens x 128 weight rows (BT = 16, 32 or 64), two independent tile streams per CTA.
+ *
+ * Why (src/kernels/gemm/README.md, "Tuning round 5"): at 16 tokens per expert a grouped GEMM is
+ * a weight stream (every byte of B is used by 16 rows only, 16 FLOP per byte read), and v2-v6
+ * run it on 128-row tiles: 112 of every 128 rows multiplied are padding, the tensor cores do 8x
+ * the useful work and the shared memory carries 8x the operand traffic, while the SM count is
+ * set by 128 x BN tiles (E=8 DeepSeek-V3 gate/up: 128 tiles on 132 SMs). v7 puts the weights on
+ * the wgmma M side (two m64 halves = 128 B rows per tile) and the tokens on its N side
+ * (wgmma m64nBTk16, N = BT = 16/32/64), so a tile multiplies only BT token rows, and a CTA runs
+ * two tiles at once (one per consumer warpgroup, each with its own ring): 2 x 132 streams of
+ * 128-row weight slabs.
+ *
+ * Per CTA (persistent, one per SM, 384 threads = 3 warpgroups):
+ *   warpgroup 0  producers: lane 0 of warp s (s = 0, 1) feeds stream s: per 64-wide k-block a
+ *                TMA load of the two 64-row B halves (contiguous rows, or the gate rows and the
+ *                matching up rows with SiLU*mul) and of the BT x 64 token tile, into slot `i` of
+ *                stream s's ring, after waiting for empty[s][i] and arming full[s][i] with the
+ *                slot's bytes.
+ *   warpgroups 1, 2  consumers: warpgroup 1 + s runs stream s. Per k-block 8 wgmma
+ *                m64nBTk16 (4 k16 steps x 2 B halves) into d0 / d1 (BT / 2 fp32 each), one
+ *                group in flight; the epilogue goes straight from registers to global memory:
+ *                a shuffle with the neighbour lane pairs two adjacent output columns of one
+ *                token (4-byte stores; silu(gate) * up first with SiLU*mul: gate and up of an
+ *                output sit in d0 and d1 of the same thread), through C or the tile's map entry,
+ *                with row (token count) and column guards; then the optional tile flag.
+ * Schedule: stream s of CTA b takes positions s * ctas + b, + 2 ctas, ... (sched.h,
+ * xsg_stream_first); producer s and consumer s walk the same positions, so they agree on the
+ * tiles with work without talking. MASKED without a caller's list walks the compacted schedule
+ * (the per-expert prefix of tiles with work, built in shared memory at entry, as v2-v6);
+ * CONTIG copies the expert offsets into the same shared table (<= 256 experts) so the per-tile
+ * expert lookup does not go to global memory.
+ * Barriers (one parity bit each, flipped when a ring's slot index wraps):
+ *   full[s][i]   count 1: the producer's arrive.expect_tx + the TMA bytes of the slot landing.
+ *   empty[s][i]  count 4 (lane 0 of each warp of consumer s): the wgmmas reading the slot retired.
+ *   named 1 + s  the 128 threads of consumer s (a tile's stores precede its flag).
+ */
+#include <cuda_bf16.h>
+
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/hopper_common.cuh"
+#include "xstage/ptx.cuh"
+
+namespace {
+
+/* NOTE: the m64n16k16 and m64n32k16 shapes are not in xstage/ptx/hopper.cuh (which v2-v6 and
+ * attention use: n64 and up); they are the same instruction as its wrappers with fewer
+ * accumulators, kept here beside their only user. Both operands K-major from shared memory
+ * (128-byte swizzle descriptors), scale_d = 0 overwrites d. */
+
+/* wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16: d[8] (+)= A(64x16) * B(16x16)^T. */
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
+                                                int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7])
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16: d[16] (+)= A(64x16) * B(32x16)^T. */
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b,
+                                                int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+               "%16, %17, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+                 "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+template <int BT>
+__device__ __forceinline__ void wgmma_tokens(float (&d)[BT / 2], uint64_t dw, uint64_t dx, int acc);
+template <>
+__device__ __forceinline__ void wgmma_tokens<16>(float (&d)[8], uint64_t dw, uint64_t dx, int acc) {
+  wgmma_m64n16k16(d, dw, dx, acc);
+}
+template <>
+__device__ __forceinline__ void wgmma_tokens<32>(float (&d)[16], uint64_t dw, uint64_t dx,
+                                                 int acc) {
+  wgmma_m64n32k16(d, dw, dx, acc);
+}
+template <>
+__device__ __forceinline__ void wgmma_tokens<64>(float (&d)[32], uint64_t dw, uint64_t dx,
+                                                 int acc) {
+  xs_wgmma_m64n64k16_bf16_ss(d, dw, dx, acc);
+}
+
+/* ---- compile-time configuration (one block per instantiation) ---- */
+template <int BT_> struct v7_cfg {
+  static constexpr int BT = BT_;    /* tile rows (tokens) = the wgmma N */
+  static constexpr int BW = 128;    /* B rows per tile: two wgmma M = 64 halves (gate | up) */
+  static constexpr int BK = 64;     /* one 128-byte swizzle atom of bf16 */
+  static constexpr int STREAMS = 2; /* consumer warpgroups, each an independent tile stream */
+  static constexpr int THREADS = 128 * (1 + STREAMS);
+  static constexpr int B_BYTES = BW * BK * 2; /* 16 KB: two 8 KB halves */
+  static constexpr int A_BYTES = BT * BK * 2; /* the token tile: 2, 4 or 8 KB */
+  static constexpr int SLOT = B_BYTES + A_BYTES;
+  static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
+  static constexpr int MAX_STAGES = 8;
+  /* NOTE: as many ring stages per stream as fit: BT 16 -> 6 x 18 KB, 32 -> 5 x 20 KB, 64 -> 4 x
+   * 24 KB, per stream. At 16 tokens a stream's k-block is compute-light (8 wgmma m64n16k16), so
+   * the ring is there to keep bytes in flight: 5 loading slots x 16 KB of B per stream, 2 streams
+   * per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of loaded-DRAM latency
+   * asks for. */
+  static constexpr int FIXED =
+      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8;
+  static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
+  static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
+  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8;
+  static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
+  static_assert(BT == 16 || BT == 32 || BT == 64, "token tiles of 16, 32 or 64 rows");
+  static_assert(STAGES >= 3, "at least two slots loading while one is read");
+  static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
+  static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0,
+                "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned");
+  static_assert(XS_GEMM_GROUP_ALIGN % BT == 0, "a CONTIG tile never straddles two experts");
+};
+
+/* Schedule position k -> tile index: the MASKED compacted schedule, the caller's list or the
+ * raster order. */
+__device__ __forceinline__ int v7_tile_at(const xsg_params& p, const int32_t* table, int k) {
+  return p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
+}
+
+/* xsg_tile_rows with the CONTIG expert lookup on `offsets` (the shared-memory copy when it
+ * exists). Returns 0 for a tile without work. */
+__device__ __forceinline__ int v7_tile_rows(const xsg_params& p, const int32_t* offsets, xsg_tile t,
+                                            int* row0, int* row_end, int* expert) {
+  if (p.layout == XS_GEMM_GROUPED_CONTIG) {
+    *row0 = t.mb * p.tile_m;
+    *expert = xsg_contig_expert(offsets, p.experts, *row0);
+    *row_end = p.M;
+    return *expert >= 0;
+  }
+  return xsg_tile_rows(&p, t, row0, row_end, expert);
+}
+
+/* Store one m64 x BT accumulator block of a consumer warpgroup: v[4i + 2h + j] holds weight row
+ * (= output column) col_base + 16 warp + lane/4 + 8h and token (= output row) 8i + 2(lane%4) + j.
+ * Lanes g = lane/4 and g ^ 1 (lane ^ 4) swap one value each so that every thread holds two
+ * adjacent columns of one token: even g the token 8i + 2q, odd g the token 8i + 2q + 1. Element
+ * (r, c) goes to base[r * ld + c] for r < rows, c < cols (c is even and cols % 8 == 0, so the
+ * pair is in or out as a whole; base and ld keep the 4-byte store aligned). NOTE: the shuffle
+ * runs in all lanes before the guard. */
+template <int BT>
+__device__ __forceinline__ void store_tokens(const float (&v)[BT / 2], uint16_t* base, int64_t ld,
+                                             int col_base, int rows, int cols, int warp, int lane) {
+  const int g = lane >> 2, q = lane & 3, odd = g & 1;
+  const int col = col_base + 16 * warp + (g & ~1);
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const float v0 = v[4 * i + 2 * h], v1 = v[4 * i + 2 * h + 1];
+      const float recv = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+      const int r = 8 * i + 2 * q + odd, c = col + 8 * h;
+      if (r < rows && c < cols)
+        *(uint32_t*)(base + (int64_t)r * ld + c) =
+            xsg_pack_bf16x2(odd ? recv : v0, odd ? v1 : recv);
+    }
+  }
+}
+
+template <int BT>
+__global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
+    gemm_kernel_v7(const __grid_constant__ CUtensorMap map_a,
+                   const __grid_constant__ CUtensorMap map_b,
+                   const __grid_constant__ xsg_params p) {
+  using cfg = v7_cfg<BT>;
+  extern __shared__ uint8_t smem_raw[];
+  /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
+  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  /* STREAMS rings of STAGES slots: [B half 0 | B half 1 | token tile] */
+  uint64_t* full = (uint64_t*)(smem + cfg::STREAMS * cfg::STAGES * cfg::SLOT); /* [s][i] */
+  uint64_t* empty = full + cfg::STREAMS * cfg::STAGES;
+  int32_t* table = (int32_t*)(empty + cfg::STREAMS * cfg::STAGES);
+
+  const int wg = threadIdx.x / 128;
+  const int k_blocks = xsg_cdiv(p.K, cfg::BK);
+  const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
+  /* CONTIG: the expert offsets in shared memory (binary search per tile, both roles). */
+  const int contig_table =
+      p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
+
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < cfg::STREAMS * cfg::STAGES; i++) {
+      xs_mbar_init(&full[i], 1);
+      xs_mbar_init(&empty[i], 4);
+    }
+    xs_fence_mbar_init();
+  }
+  if (p.compact) xsg_build_masked_table(table, &p);
+  if (contig_table)
+    for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
+      table[e] = p.m_offsets[e];
+  __syncthreads();
+  /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
+  const int positions = p.compact ? table[p.experts] : p.positions;
+  const int32_t* offsets = contig_table ? table : p.m_offsets;
+  const int step = cfg::STREAMS * gridDim.x;
+
+  if (wg == 0) {
+    /* ================= producers: lane 0 of warp s feeds stream s ================= */
+    const int st = threadIdx.x / 32;
+    if (st < cfg::STREAMS && threadIdx.x % 32 == 0) {
+      xs_tma_prefetch_map(&map_a);
+      xs_tma_prefetch_map(&map_b);
+      uint8_t* ring = smem + st * cfg::STAGES * cfg::SLOT;
+      uint64_t* my_full = full + st * cfg::STAGES;
+      uint64_t* my_empty = empty + st * cfg::STAGES;
+      int s = 0;
+      uint32_t phase = 0;
+      for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
+        const xsg_tile t = xsg_tile_decode(&p.grid, v7_tile_at(p, table, k));
+        int row0, row_end, expert;
+        if (!v7_tile_rows(p, offsets, t, &row0, &row_end, &expert)) continue;
+        const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
+        const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
+        /* B rows of the two halves: [128 nb, +64) and the next 64, or with SiLU the gate rows
+         * [64 nb, +64) and the matching up rows (I = N/2 further on). */
+        const int b_row0 = silu ? t.nb * (cfg::BW / 2) : t.nb * cfg::BW;
+        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BW / 2;
+        /* NOTE: the full box bytes (TMA counts the zero-filled out-of-bounds part of a box). A
+         * second half wholly past N (no SiLU) is not loaded: its stale rows only feed output
+         * columns >= N, which are never stored. */
+        const uint32_t bytes = cfg::A_BYTES + (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2);
+        for (int kb = 0; kb < k_blocks; kb++) {
+          xsg_wait_timed(&my_empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
+          uint8_t* slot = ring + s * cfg::SLOT;
+          xs_mbar_arrive_expect_tx(&my_full[s], bytes);
+          xs_tma_load_3d(slot, &map_b, &my_full[s], kb * cfg::BK, b_row0, b_batch);
+          if (b_row1 < p.N)
+            xs_tma_load_3d(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb * cfg::BK, b_row1,
+                           b_batch);
+          xs_tma_load_3d(slot + cfg::B_BYTES, &map_a, &my_full[s], kb * cfg::BK, row0, a_batch);
+          if (++s == cfg::STAGES) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    /* ================= consumers: warpgroup 1 + s runs stream s ================= */
+    const int st = wg - 1;
+    const int tid = threadIdx.x - 128 * wg; /* 0..127 in this warpgroup */
+    const int warp = tid / 32, lane = tid % 32;
+    const uint8_t* ring = smem + st * cfg::STAGES * cfg::SLOT;
+    uint64_t* my_full = full + st * cfg::STAGES;
+    uint64_t* my_empty = empty + st * cfg::STAGES;
+    int s = 0;
+    uint32_t phase = 0;
+    float d0[BT / 2], d1[BT / 2]; /* B half 0 (gate) and half 1 (up) x BT tokens */
+#pragma unroll
+    for (int i = 0; i < BT / 2; i++)
+      d0[i] = d1[i] = 0.0f;
+
+    for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
+      const int tile_index = v7_tile_at(p, table, k);
+      const xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
+      int row0, row_end, expert;
+      if (!v7_tile_rows(p, offsets, t, &row0, &row_end, &expert)) continue;
+
+      /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
+      int prev_s = 0;
+      for (int kb = 0; kb < k_blocks; kb++) {
+        xs_mbar_wait(&my_full[s], phase);
+        const uint8_t* slot = ring + s * cfg::SLOT;
+        const uint64_t dw0 = xs_smem_desc_sw128(slot);
+        const uint64_t dw1 = xs_smem_desc_sw128(slot + cfg::B_BYTES / 2);
+        const uint64_t dx = xs_smem_desc_sw128(slot + cfg::B_BYTES);
+        xs_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < cfg::BK / 16; kk++) {   /* +32 bytes per k16 step = +2 in the */
+          const int acc = (kb > 0 || kk > 0) ? 1 : 0; /* descriptor's address field */
+          wgmma_tokens<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
+          wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
+        }
+        xs_wgmma_commit();
+        /* The previous k-block's group has retired once at most one group is pending: its
+         * slot goes back to the producer. */
+        xs_wgmma_wait<1>();
+        if (kb > 0 && lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
+        prev_s = s;
+        if (++s == cfg::STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      xs_wgmma_wait<0>();
+      xs_wgmma_fence_regs(d0); /* accumulator reads stay after the wait */
+      xs_wgmma_fence_regs(d1);
+      if (lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
+
+      /* ---- epilogue: registers -> global (C, or the tile's map entry) ---- */
+      const int col0 = t.nb * p.tile_n;
+      const int rows = row_end - row0, cols = p.n_out - col0;
+      uint16_t* base;
+      int64_t ld;
+      if (p.epi.store == XS_GEMM_STORE_MAP) {
+        const xs_gemm_tile_dst dst = p.epi.dst_map[tile_index];
+        base = (uint16_t*)dst.base;
+        ld = dst.ld;
+      } else {
+        const int64_t batch_row = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)expert * p.M : 0;
+        base = p.C + (batch_row + row0) * p.n_out + col0;
+        ld = p.n_out;
+      }
+      if (silu) {
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++)
+          d0[i] = xsg_silu_mul(d0[i], d1[i]); /* gate row n of d0 <-> up row n of d1 */
+        store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
+      } else {
+        store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
+        store_tokens<BT>(d1, base, ld, cfg::BW / 2, rows, cols, warp, lane);
+      }
+      if (p.epi.tile_flags) {
+        /* Every thread's stores precede the barrier; one thread publishes the tile at system
+         * scope. */
+        xs_named_bar_sync(1 + st, 128);
+        if (tid == 0) {
+          xs_fence_acq_rel_sys();
+          xs_red_add_release_sys_u32(&p.epi.tile_flags[tile_index], 1);
+        }
+      }
+    }
+  }
+}
+
+template <int BT>
+static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
+                          int ctas, cudaStream_t stream) {
+  using cfg = v7_cfg<BT>;
+  static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
+  if (!attr_done) {
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
+    if (e != cudaSuccess) return e;
+    attr_done = 1;
+  }
+  gemm_kernel_v7<BT><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *p);
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                          int ctas, cudaStream_t stream) {
+  if (p->tile_m == 16) return launch<16>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 32) return launch<32>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 64) return launch<64>(p, map_a, map_b, ctas, stream);
+  return cudaErrorInvalidValue;
+}
