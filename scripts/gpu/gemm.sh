@@ -7,7 +7,7 @@
 # card's clock drift under load cancels; the SM clock and power are logged after each bench step.
 # The dense bench runs twice: ratios and the hook overhead must hold in both passes. Everything
 # is logged to "$OUT/gemm.log"; the summary is printed last, the target verdicts at its end.
-# About 150 s at most: every step has its own timeout, the last ones share what is left.
+# About 240 s at most: every step has its own timeout, the last ones share what is left.
 set -u
 . "$(dirname "$0")/lib.sh"
 xs_gpu_init gemm
@@ -18,9 +18,9 @@ clocks() {
   echo "--- clocks $1: $(nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,power.draw,temperature.gpu \
     --format=csv,noheader 2>&1 | head -1)" | tee -a "$LOG"
 }
-# left CAP: seconds left of the 150 s budget, at most CAP, at least 10.
+# left CAP: seconds left of the 240 s budget, at most CAP, at least 10.
 left() {
-  local l=$(( 150 - ($(date +%s) - t_start) ))
+  local l=$(( 240 - ($(date +%s) - t_start) ))
   [ "$l" -gt "$1" ] && l=$1
   [ "$l" -lt 10 ] && l=10
   echo "$l"
@@ -62,7 +62,7 @@ step "bench grouped quick" "$(left 25)" "$BIN" bench gemm --grouped --quick
 clocks "after bench grouped quick"
 step "bench dense (again)" "$(left 30)" "$BIN" bench gemm
 clocks "after bench dense (again)"
-step "bench grouped full" "$(left 75)" "$BIN" bench gemm --grouped
+step "bench grouped full" "$(left 160)" "$BIN" bench gemm --grouped
 clocks "after bench grouped full"
 
 {
