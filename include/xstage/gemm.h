@@ -44,7 +44,8 @@ typedef enum xs_gemm_layout {
 } xs_gemm_layout;
 
 /* Kernel versions (src/kernels/gemm/README.md). AUTO picks the fastest that supports the
- * problem; an explicit version that cannot run the problem returns XS_ERR_UNSUPPORTED. */
+ * problem (among v1-v7); an explicit version that cannot run the problem returns
+ * XS_ERR_UNSUPPORTED. */
 typedef enum xs_gemm_version {
   XS_GEMM_AUTO = 0,
   XS_GEMM_V1 = 1, /* SIMT tiles 64x64, any shape and alignment (the simple reference path) */
@@ -60,12 +61,17 @@ typedef enum xs_gemm_version {
                      of 16/32/64 rows (the least that holds M) x 128 output columns (64 with
                      SiLU*mul), weights on the wgmma M side, two tile streams per CTA, stores
                      from registers; AUTO's pick for DENSE and MASKED with M <= 64 */
+  XS_GEMM_V8 = 8, /* Hopper: v3's 128x256 tile on clusters of two CTAs computing vertically
+                     adjacent tiles (m-blocks 2j, 2j + 1 of one group) that share the B tile
+                     through TMA multicast. Explicit only (AUTO does not pick it). Not with
+                     ORDER_LIST (xs_gemm_run: XS_ERR_UNSUPPORTED) nor CONTIG with more than 256
+                     experts; max_ctas is rounded down to whole clusters of two (at least 2) */
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5, 16-byte stores on v4/v6, 4-byte
-                              stores from registers on v7) */
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8, 16-byte stores on v4/v6,
+                              4-byte stores from registers on v7) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -78,8 +84,8 @@ typedef enum xs_gemm_act {
  * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
  * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
 typedef struct xs_gemm_tile_dst {
-  void* base; /* bf16 elements; 16-byte aligned for v2-v7 */
-  int64_t ld; /* elements between rows; a multiple of 8 for v2-v7 */
+  void* base; /* bf16 elements; 16-byte aligned for v2-v8 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2-v8 */
 } xs_gemm_tile_dst;
 
 /* The epilogue hook, passed by value down to the kernel. */
@@ -103,13 +109,17 @@ typedef enum xs_gemm_order {
 
 /* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order.
  * v7 runs two tile streams per CTA: stream s of CTA i takes positions s * ctas + i, then every
- * 2 ctas further on (position k starts in wave k / (2 ctas)). */
+ * 2 ctas further on (position k starts in wave k / (2 ctas)). v8 orders tile *pairs* (m-blocks
+ * 2j and 2j + 1 of a group, one n-block; a raster-M band of `swizzle` m-blocks is
+ * ceil(swizzle / 2) pairs): cluster c of ctas / 2 takes pair positions c, c + ctas / 2, ...;
+ * it has no ORDER_LIST. */
 typedef struct xs_gemm_schedule {
   xs_gemm_order order;
   int swizzle;          /* raster band width in tiles, 1..64 (0: 8) */
   const int32_t* tiles; /* ORDER_LIST: device array of tile indices (each in [0, count)) */
   int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
-  int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM) */
+  int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM; v8: 0 means
+                           two per co-resident cluster, else rounded down to even, >= 2) */
 } xs_gemm_schedule;
 #define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
   { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0 }
@@ -144,7 +154,7 @@ typedef struct xs_gemm_tiling {
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
  * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
- * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v7 query
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v8 query
  * the device (XS_ERR_NO_DEVICE without one). */
 xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
 
@@ -152,7 +162,8 @@ xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_a
  * NULL: the default stream). Returns at once; errors from the launch itself are reported, errors
  * during execution surface at the next synchronizing call. M == 0 (or all-empty experts) does
  * nothing. The call may be captured in a CUDA graph (MASKED reads its counts on the device).
- * Not thread-safe against concurrent first calls (it caches device attributes). */
+ * XS_ERR_UNSUPPORTED where xs_gemm_tiles says so, and for v8 with ORDER_LIST. Not thread-safe
+ * against concurrent first calls (it caches device attributes). */
 xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_schedule sched,
                       void* stream);
 

@@ -5,7 +5,10 @@
  * shapes, grouped layouts with empty and one-token experts, SiLU*mul, the map epilogue, tile
  * flags and caller-supplied tile orders; v7 (token-major tiles) at every tile height it has,
  * on the MoE shapes at 16 tokens per expert and with few CTAs (many tiles per stream), and the
- * dispatcher's choice of it. Skips (exit 77) without a GPU.
+ * dispatcher's choice of it; v8 (2-CTA clusters sharing B) on tile pairs with and without a
+ * partner tile (odd m-block counts per group, empty and one-token experts, both layouts,
+ * SiLU*mul, map, flags, one cluster walking many pairs), its refusals, and AUTO never picking it.
+ * Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -18,8 +21,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper;   /* v2-v7 can run here */
-#define LAST_VERSION 7 /* versions 1..LAST_VERSION are run by every loop below */
+static int g_hopper;   /* v2-v8 can run here */
+#define LAST_VERSION 8 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -132,6 +135,16 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       CK(cudaMemcpy(d_list, h, sizeof(int32_t) * t.count, cudaMemcpyHostToDevice));
       free(h);
       sched.order = XS_GEMM_ORDER_LIST, sched.tiles = d_list, sched.ntiles = t.count;
+      if (v->version == XS_GEMM_V8) { /* v8 schedules tile pairs: a list must be refused */
+        res = xs_gemm_run(&a, epi, sched, NULL);
+        XT_CHECK_MSG(res == XS_ERR_UNSUPPORTED, "%s: v8 with a tile list: %s (want unsupported)",
+                     line, xs_strerror(res));
+        ok = res == XS_ERR_UNSUPPORTED;
+        g_unsupported++;
+        printf("  unsupported (v8 has no tile list): %s\n", line);
+        cudaFree(d_list);
+        goto done;
+      }
     }
     void* out = C;
     if (v->store == XS_GEMM_STORE_MAP) { /* the tiles go to a second buffer, same layout */
@@ -277,7 +290,7 @@ static void test_grouped(void) {
   run_versions(&empty, "empty");
 }
 
-/* MASKED with many skewed experts: v2-v7 walk the compacted schedule (only tiles with work,
+/* MASKED with many skewed experts: v2-v8 walk the compacted schedule (only tiles with work,
  * built in the kernel from the device counts) up to XSG_MASKED_MAX_EXPERTS = 256 experts, and
  * the whole buffer beyond that. Flags check that each tile with work ran exactly once. */
 static void test_masked_schedules(void) {
@@ -428,8 +441,127 @@ static void test_auto_choice(void) {
   a.version = XS_GEMM_AUTO;
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V1, 0, 0, "masked M=16 N=60");
   a.N = 4096;
-  a.version = (xs_gemm_version)8;
+  a.version = (xs_gemm_version)9;
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
+  /* AUTO never picks v8 (explicit only until it is measured), on any layout or size. */
+  a.version = XS_GEMM_AUTO, a.K = 7168;
+  static const int shapes[][3] = {
+      {8192, 8192, 8192}, {4096, 28672, 8192}, {2048, 3072, 4096}, {512, 7168, 2048}};
+  for (int i = 0; i < 4; i++) {
+    a.layout = XS_GEMM_DENSE, a.M = shapes[i][0], a.N = shapes[i][1], a.K = shapes[i][2];
+    XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+    XT_CHECK_MSG(t.version != XS_GEMM_V8, "dense %dx%dx%d: AUTO picked v8", a.M, a.N, a.K);
+  }
+  for (int m = 128; m <= 4096; m *= 2)
+    for (int layout = 1; layout <= 2; layout++)
+      for (int act = 0; act < 2; act++) {
+        a.layout = (xs_gemm_layout)layout, a.experts = 8, a.N = 4096, a.K = 7168;
+        a.M = layout == XS_GEMM_GROUPED_CONTIG ? 8 * m : m;
+        XT_CHECK(xs_gemm_tiles(&t, &a, (xs_gemm_act)act) == XS_OK);
+        XT_CHECK_MSG(t.version != XS_GEMM_V8, "layout %d M=%d act %d: AUTO picked v8", layout, a.M,
+                     act);
+      }
+  cudaFree(buf);
+  cudaFree(ints);
+}
+
+/* v8: clusters of two CTAs computing tile pairs (m-blocks 2j, 2j + 1 of a group) that share B.
+ * Pairs without a rank-1 tile (odd m-block counts: M = 1, 257, 640; masked experts with 1, 3 or
+ * 5 used m-blocks; contig segments of 1 or 3 m-blocks) must still compute rank 0's tile (the
+ * idle member loads its half of B) and store nothing for rank 1; N ending inside the first B
+ * half (72: rank 1 reloads half 0's rows) or exactly at it (128) or in the second (200, 264);
+ * K tails; one cluster walking every pair (max_ctas 2, and 3 rounded down to 2: the rings wrap
+ * across many tiles and idle rounds), map / flags / raster-N with an odd band; masked with 260
+ * experts (no pair table: the whole buffer is walked); MoE shapes at 128 and 512 tokens per
+ * expert (T=128: every pair of a balanced layout has an idle member). */
+static void test_v8_pairs(void) {
+  static const int Ms[] = {1, 257, 640}, Ns[] = {72, 128, 200, 264}, Ks[] = {8, 200, 1000};
+  for (int mi = 0; mi < 3; mi++)
+    for (int ni = 0; ni < 4; ni++) {
+      const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 3], 0, NULL, 0};
+      variant plain = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+      variant one = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 2};
+      variant map = {XS_GEMM_V8, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 3};
+      run_one(&d, &plain, "v8dense");
+      run_one(&d, &one, "v8dense");
+      run_one(&d, &map, "v8dense");
+    }
+  /* used m-blocks per expert (M = 640): 0, 1, 1, 2, 2, 3, 3, 5, 5 */
+  static const int32_t mc[9] = {0, 1, 128, 129, 256, 257, 300, 640, 513};
+  /* segment m-blocks: 0, 1, 1, 2, 0, 3, 4, 2, 1 */
+  static const int32_t cc[9] = {0, 1, 128, 129, 0, 300, 385, 256, 1};
+  for (int silu = 0; silu < 2; silu++) {
+    const problem m = {XS_GEMM_GROUPED_MASKED, 640, silu ? 272 : 264, 136, 9, mc, silu};
+    const problem c = {XS_GEMM_GROUPED_CONTIG, 0, silu ? 272 : 264, 136, 9, cc, silu};
+    for (int vi = 0; vi < 4; vi++) {
+      variant v = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+      if (vi == 1) v.flags = 1, v.ctas = 2;
+      if (vi == 2) v.store = XS_GEMM_STORE_MAP, v.order = XS_GEMM_ORDER_RASTER_N, v.flags = 1;
+      if (vi == 3) v.swizzle = 1, v.flags = 1, v.ctas = 6;
+      run_one(&m, &v, "v8mask");
+      run_one(&c, &v, "v8contig");
+    }
+  }
+  static int32_t many[260];
+  for (int e = 0; e < 260; e++)
+    many[e] = (e * 37) % 300; /* 0..299 rows of 300: 0, 1, 2 or 3 m-blocks */
+  const problem wide = {XS_GEMM_GROUPED_MASKED, 300, 136, 64, 260, many, 0};
+  variant wf = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
+  run_one(&wide, &wf, "v8wide");
+  /* MoE shapes: DeepSeek-V3 gate/up at 128 tokens per expert (one m-block each: every pair has
+   * an idle member), Qwen3-235B down at 512 (two pairs each), both layouts. */
+  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+  const problem moe[4] = {
+      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1},
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
+      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0},
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
+  };
+  for (int i = 0; i < 4; i++) {
+    variant v = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, i % 2, 0};
+    run_one(&moe[i], &v, "v8moe");
+  }
+}
+
+/* What v8 refuses: a caller's tile list (xs_gemm_run), CONTIG with more than 256 experts, and
+ * shapes TMA cannot describe (like v2-v7); version 9 does not exist. */
+static void test_v8_refusals(void) {
+  if (!g_hopper) {
+    printf("  (not Hopper: v8 reports unsupported everywhere)\n");
+    return;
+  }
+  void* buf = dalloc(1 << 20);
+  int32_t* ints = (int32_t*)dalloc(4096);
+  CK(cudaMemset(ints, 0, 4096));
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.A = buf, a.B = buf, a.C = buf, a.m_counts = ints, a.m_offsets = ints;
+  a.version = XS_GEMM_V8, a.M = 256, a.N = 256, a.K = 64;
+  xs_gemm_tiling t;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK(t.version == XS_GEMM_V8 && t.tile_m == 128 && t.tile_n == 256 && t.count == 2);
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_OK);
+  XT_CHECK(t.tile_n == 128 && t.n_blocks == 1);
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule s = XS_GEMM_SCHEDULE_INITIALIZER;
+  xs_gemm_schedule list = XS_GEMM_SCHEDULE_INITIALIZER;
+  list.order = XS_GEMM_ORDER_LIST, list.tiles = ints, list.ntiles = 2;
+  XT_EQ_INT(xs_gemm_run(&a, e, list, NULL), XS_ERR_UNSUPPORTED);
+  a.layout = XS_GEMM_GROUPED_CONTIG, a.experts = 257; /* zero offsets: valid, no rows */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.experts = 256;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK);      /* every segment empty: nothing to compute */
+  a.layout = XS_GEMM_GROUPED_MASKED, a.experts = 300; /* masked: no limit (whole-buffer walk) */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK); /* all counts 0 */
+  a.layout = XS_GEMM_DENSE, a.K = 63;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.K = 64, a.N = 60;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.N = 256, a.A = (const char*)buf + 2; /* A not 16-byte aligned */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  CK(cudaDeviceSynchronize());
   cudaFree(buf);
   cudaFree(ints);
 }
@@ -462,7 +594,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v7 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v8 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -473,10 +605,13 @@ int main(void) {
   XT_RUN(test_masked_schedules);
   XT_RUN(test_v7_small_rows);
   XT_RUN(test_auto_choice);
+  XT_RUN(test_v8_pairs);
+  XT_RUN(test_v8_refusals);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v7 on shapes TMA cannot describe)\n", g_runs,
-         g_unsupported);
+  printf("# %d runs checked, %d unsupported (v2-v8 on shapes TMA cannot describe; v8 with a tile "
+         "list)\n",
+         g_runs, g_unsupported);
   cublasDestroy(g_blas);
   return XT_END();
 }

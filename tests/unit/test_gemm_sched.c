@@ -183,6 +183,217 @@ static void test_streams(void) {
     }
 }
 
+/* ---- v8: tile pairs on clusters of two CTAs ---- */
+
+/* Walk a v8 schedule the way the kernel does (cluster c of `clusters` takes pair positions c,
+ * c + clusters, ...; both ranks resolve each pair) and count how often each tile of the tile
+ * grid is computed (seen[t]) and how many idle members there are. Layout 0 dense / masked over
+ * the pair grid (counts == NULL: dense), 1 masked compacted, 2 contig compacted (offsets). The
+ * rules are the kernel's (gemm_v8.cu v8_pair): a pair has work when its rank-0 member has; a
+ * member has work when its m-block is below the group's end. Returns the number of errors:
+ * members of one pair in different groups / n-blocks / not adjacent, a rank-1 member with work
+ * whose rank-0 member has none, a tile index out of range. */
+static int walk_pairs(const xsg_grid* tiles, int layout, const int32_t* counts, const int32_t* off,
+                      int M, int TM, int clusters, unsigned char* seen, int* idle) {
+  const xsg_grid pairs = xsg_pair_grid(tiles);
+  int32_t pre[64];
+  int positions;
+  if (layout == 1)
+    positions = xsg_pair_prefix_masked(pre, counts, tiles->groups, M, TM, tiles->n_blocks);
+  else if (layout == 2)
+    positions = xsg_pair_prefix_contig(pre, off, tiles->groups, TM, tiles->n_blocks);
+  else
+    positions = xsg_tile_count(&pairs);
+  const int E = tiles->groups;
+  int bad = 0;
+  *idle = 0;
+  for (int c = 0; c < clusters; c++)
+    for (int k = c; k < positions; k += clusters) {
+      const xsg_tile pr = layout ? xsg_compact_pair(&pairs, pre, E, k)
+                                 : xsg_tile_decode(&pairs, xsg_order_tile(&pairs, k));
+      int first = 0, end, group = pr.g;
+      if (layout == 2) {
+        first = off[pr.g] / TM, end = off[pr.g + 1] / TM, group = 0;
+      } else if (counts) {
+        const int rows = counts[pr.g] < M ? counts[pr.g] : M;
+        end = xsg_cdiv(rows, TM);
+      } else {
+        end = tiles->m_blocks;
+      }
+      int mb0, mb1;
+      const int w0 = xsg_pair_member(first, end, pr.mb, 0, &mb0);
+      const int w1 = xsg_pair_member(first, end, pr.mb, 1, &mb1);
+      if (layout && !w0) bad++; /* the compacted walks hold pairs with work only */
+      if (!w0 && w1) bad++;
+      if (mb1 != mb0 + 1 || (mb0 - first) % 2) bad++;
+      if (!w0) continue;
+      if (!w1) ++*idle;
+      for (int r = 0; r < 2; r++) {
+        if (!(r ? w1 : w0)) continue;
+        const int mb = r ? mb1 : mb0;
+        if (mb >= tiles->m_blocks || pr.nb >= tiles->n_blocks) {
+          bad++;
+          continue;
+        }
+        seen[xsg_tile_index(tiles, group, mb, pr.nb)]++;
+      }
+    }
+  return bad;
+}
+
+/* DENSE (one group) and MASKED over the whole pair grid: every tile exactly once, an idle member
+ * exactly where a group's m-block count is odd (one per n-block), for both orders, several bands
+ * and cluster counts. */
+static void test_pairs_dense(void) {
+  static const int mbs[] = {1, 2, 3, 5, 8, 65}, nbs[] = {1, 3, 8}, swz[] = {1, 2, 3, 8};
+  static const int cls[] = {1, 2, 3, 66};
+  static unsigned char seen[65 * 8];
+  for (int mi = 0; mi < 6; mi++)
+    for (int ni = 0; ni < 3; ni++)
+      for (int order = 0; order < 2; order++)
+        for (int si = 0; si < 4; si++)
+          for (int ci = 0; ci < 4; ci++) {
+            const xsg_grid g = {1, mbs[mi], nbs[ni], order, swz[si]};
+            memset(seen, 0, sizeof seen);
+            int idle = 0;
+            int bad = walk_pairs(&g, 0, NULL, NULL, 0, 128, cls[ci], seen, &idle);
+            for (int t = 0; t < xsg_tile_count(&g); t++)
+              bad += seen[t] != 1;
+            XT_CHECK_MSG(bad == 0, "mb %d nb %d order %d swizzle %d clusters %d: %d bad",
+                         g.m_blocks, g.n_blocks, order, g.swizzle, cls[ci], bad);
+            XT_EQ_INT(idle, g.m_blocks % 2 ? g.n_blocks : 0);
+          }
+  /* The pair grid: m-blocks two at a time, the raster-M band halved (same rows per band),
+   * raster N's band unchanged. */
+  const xsg_grid g = {2, 7, 5, 0, 8};
+  xsg_grid pg = xsg_pair_grid(&g);
+  XT_EQ_INT(pg.m_blocks, 4);
+  XT_EQ_INT(pg.swizzle, 4);
+  XT_EQ_INT(pg.groups, 2);
+  XT_EQ_INT(pg.n_blocks, 5);
+  const xsg_grid gn = {1, 7, 5, 1, 3};
+  pg = xsg_pair_grid(&gn);
+  XT_EQ_INT(pg.swizzle, 3);
+  const xsg_grid g1 = {1, 10, 6, 0, 1};
+  XT_EQ_INT(xsg_pair_grid(&g1).swizzle, 1); /* never below one pair */
+  /* Raster M, band 8 m-blocks = 4 pairs: the first 4 positions are n-block 0, m-blocks 0..7. */
+  const xsg_grid gb = {1, 10, 6, 0, 8};
+  pg = xsg_pair_grid(&gb);
+  for (int k = 0; k < 4; k++) {
+    const xsg_tile t = xsg_tile_decode(&pg, xsg_order_tile(&pg, k));
+    XT_EQ_INT(t.nb, 0);
+    XT_EQ_INT(t.mb, k);
+  }
+  int mb;
+  XT_EQ_INT(xsg_pair_member(0, 3, 1, 0, &mb), 1);
+  XT_EQ_INT(mb, 2);
+  XT_EQ_INT(xsg_pair_member(0, 3, 1, 1, &mb), 0); /* m-block 3 of 3: the idle member */
+  XT_EQ_INT(mb, 3);
+  XT_EQ_INT(xsg_pair_member(4, 7, 1, 0, &mb), 1); /* a segment starting at m-block 4 */
+  XT_EQ_INT(mb, 6);
+}
+
+/* MASKED: the compacted pair walk and the whole-buffer walk compute the same tiles, each tile
+ * with work exactly once and no other; idle members exactly for experts with an odd number of
+ * used m-blocks (empty, one-token, 128 / 129 / 256 / 257 / 300 / 384 / > M rows). */
+static void test_pairs_masked(void) {
+  static const int32_t counts[] = {0, 1, 128, 129, 256, 257, 300, 384, 1000, 0, 64};
+  enum { E = 11, M = 384, TM = 128, MB = 3 };
+  static const int nbs[] = {1, 2, 5};
+  static unsigned char seen[E * MB * 5], seen2[E * MB * 5];
+  int32_t pre[E + 1];
+  for (int ni = 0; ni < 3; ni++)
+    for (int order = 0; order < 2; order++)
+      for (int cl = 1; cl <= 4; cl += 3) {
+        const xsg_grid g = {E, MB, nbs[ni], order, 2};
+        memset(seen, 0, sizeof seen);
+        memset(seen2, 0, sizeof seen2);
+        int idle = 0, idle2 = 0;
+        int bad = walk_pairs(&g, 1, counts, NULL, M, TM, cl, seen, &idle);
+        bad += walk_pairs(&g, 0, counts, NULL, M, TM, cl, seen2, &idle2);
+        int want_idle = 0, want_pairs = 0;
+        for (int t = 0; t < xsg_tile_count(&g); t++) {
+          const xsg_tile d = xsg_tile_decode(&g, t);
+          const int rows = counts[d.g] < M ? counts[d.g] : M;
+          const int busy = d.mb * TM < rows;
+          bad += seen[t] != busy;
+          bad += seen2[t] != busy;
+        }
+        for (int e = 0; e < E; e++) {
+          const int used = xsg_cdiv(counts[e] < M ? counts[e] : M, TM);
+          want_idle += used % 2 ? g.n_blocks : 0;
+          want_pairs += xsg_cdiv(used, 2) * g.n_blocks;
+          XT_EQ_INT(xsg_pair_work(counts[e] < M ? counts[e] : M, TM, g.n_blocks),
+                    xsg_cdiv(used, 2) * g.n_blocks);
+        }
+        XT_CHECK_MSG(bad == 0, "nb %d order %d clusters %d: %d bad", g.n_blocks, order, cl, bad);
+        XT_EQ_INT(idle, want_idle);
+        XT_EQ_INT(idle2, want_idle);
+        XT_EQ_INT(xsg_pair_prefix_masked(pre, counts, E, M, TM, g.n_blocks), want_pairs);
+      }
+  /* Experts come one after another in the compacted walk: expert 1 (one token: one pair per
+   * n-block) first, then expert 2. */
+  const xsg_grid g = {E, MB, 4, 0, 8};
+  const xsg_grid pg = xsg_pair_grid(&g);
+  xsg_pair_prefix_masked(pre, counts, E, M, TM, 4);
+  XT_EQ_INT(xsg_compact_pair(&pg, pre, E, 0).g, 1);
+  XT_EQ_INT(xsg_compact_pair(&pg, pre, E, 3).g, 1);
+  XT_EQ_INT(xsg_compact_pair(&pg, pre, E, 4).g, 2);
+  XT_EQ_INT(xsg_compact_pair(&pg, pre, E, 3).nb, 3);
+}
+
+/* CONTIG: pairs never straddle two experts' segments (segments of 0, 1, 2, 3, 4 and 1 m-blocks),
+ * every m-block below offsets[E] is computed exactly once per n-block and none past it, idle
+ * members exactly for segments of an odd number of m-blocks; the bound xs_gemm_run sizes the
+ * grid with holds. */
+static void test_pairs_contig(void) {
+  static const int32_t counts[] = {0, 1, 128, 129, 0, 300, 385, 256, 1};
+  enum { E = 9, TM = 128 };
+  int32_t off[E + 1], pre[E + 1];
+  XT_EQ_INT(xs_gemm_contig_layout(off, counts, E), XS_OK);
+  const int M = off[E] + 3 * TM; /* rows past the last segment: never computed */
+  static unsigned char seen[32 * 6];
+  for (int nb = 1; nb <= 6; nb += 5)
+    for (int order = 0; order < 2; order++)
+      for (int cl = 1; cl <= 5; cl += 2) {
+        const xsg_grid g = {E, xsg_cdiv(M, TM), nb, order, 3}; /* groups = E: the prefix's */
+        xsg_grid tiles = g;
+        tiles.groups = 1; /* CONTIG tile indices: one group of m-blocks over all of A */
+        memset(seen, 0, sizeof seen);
+        int idle = 0;
+        int bad = walk_pairs(&g, 2, NULL, off, M, TM, cl, seen, &idle);
+        int want_idle = 0;
+        for (int e = 0; e < E; e++)
+          want_idle += ((off[e + 1] - off[e]) / TM) % 2 ? nb : 0;
+        for (int t = 0; t < xsg_tile_count(&tiles); t++) {
+          const xsg_tile d = xsg_tile_decode(&tiles, t);
+          bad += seen[t] != (d.mb * TM < off[E]);
+        }
+        XT_CHECK_MSG(bad == 0, "nb %d order %d clusters %d: %d bad", nb, order, cl, bad);
+        XT_EQ_INT(idle, want_idle);
+        const int total = xsg_pair_prefix_contig(pre, off, E, TM, nb);
+        XT_CHECK(total <= xsg_pair_bound_contig(g.m_blocks, E, nb));
+        XT_EQ_INT(total, (0 + 1 + 1 + 1 + 0 + 2 + 2 + 1 + 1) * nb);
+      }
+  /* The bound is tight for one-m-block segments and never below the truth. */
+  XT_EQ_INT(xsg_pair_bound_contig(4, 4, 3), 4 * 3); /* 4 segments of 1 m-block: 4 pairs */
+  XT_EQ_INT(xsg_pair_bound_contig(4, 1, 1), 3);     /* one segment of 4 would be 2: bound 3 */
+  XT_EQ_INT(xsg_pair_bound_contig(0, 8, 5), 0);
+}
+
+/* v8's grid: whole clusters of two, at least one, no more clusters than pair positions. */
+static void test_v8_ctas(void) {
+  XT_EQ_INT(xsg_v8_ctas(0, 66, 1000), 132);
+  XT_EQ_INT(xsg_v8_ctas(0, 66, 10), 20);
+  XT_EQ_INT(xsg_v8_ctas(1, 66, 100), 2);
+  XT_EQ_INT(xsg_v8_ctas(3, 66, 100), 2);
+  XT_EQ_INT(xsg_v8_ctas(7, 66, 100), 6);
+  XT_EQ_INT(xsg_v8_ctas(8, 66, 3), 6);
+  XT_EQ_INT(xsg_v8_ctas(0, 0, 5), 2);
+  XT_EQ_INT(xsg_v8_ctas(0, 66, 0), 0);
+  XT_EQ_INT(xsg_v8_ctas(400, 66, 1000), 400); /* more than fit at once: correct, just queued */
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -198,6 +409,10 @@ int main(void) {
   XT_RUN(test_masked_compact);
   XT_RUN(test_v7_tile_m);
   XT_RUN(test_streams);
+  XT_RUN(test_pairs_dense);
+  XT_RUN(test_pairs_masked);
+  XT_RUN(test_pairs_contig);
+  XT_RUN(test_v8_ctas);
   XT_RUN(test_cdiv);
   return XT_END();
 }

@@ -410,4 +410,89 @@ XS_DEV void xs_wgmma_m64n208k16_bf16_ss(float (&d)[104], uint64_t desc_a, uint64
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/* ---- thread-block clusters (GEMM v8: 2-CTA clusters with TMA multicast) ----
+ * Shared-memory addresses of another CTA of the cluster live in the shared::cluster window:
+ * xs_mapa_u32 turns this CTA's shared::cta address of a variable into the address of the same
+ * variable in CTA `rank` of the cluster. A shared::cta address of the executing CTA is also a
+ * valid shared::cluster address (of itself). */
+
+/* mov.u32 %cluster_ctarank: this CTA's rank in its cluster (0 .. cluster size - 1). */
+XS_DEV uint32_t xs_cluster_ctarank(void) {
+  uint32_t r;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); /* constant per CTA: may be CSEd */
+  return r;
+}
+
+/* mov.u32 %clusterid.x / %nclusterid.x: this cluster's index along x, and the clusters along x
+ * in the grid (with cluster dims (c, 1, 1): blockIdx.x / c and gridDim.x / c). */
+XS_DEV uint32_t xs_cluster_id_x(void) {
+  uint32_t r;
+  asm("mov.u32 %0, %%clusterid.x;" : "=r"(r)); /* constant per CTA: may be CSEd */
+  return r;
+}
+XS_DEV uint32_t xs_cluster_count_x(void) {
+  uint32_t r;
+  asm("mov.u32 %0, %%nclusterid.x;" : "=r"(r)); /* constant per CTA: may be CSEd */
+  return r;
+}
+
+/* barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every (non-exited) thread of
+ * every CTA of the cluster meets here; memory operations before it (shared memory of any CTA of
+ * the cluster, mbarrier inits published with xs_fence_mbar_init, remote arrivals) are visible
+ * to every thread after it. All threads of each CTA must call it (not .aligned: the threads of
+ * a warp may reach it on different paths). */
+XS_DEV void xs_cluster_sync(void) {
+  asm volatile("barrier.cluster.arrive.release;\n"
+               "barrier.cluster.wait.acquire;" ::
+                   : "memory");
+}
+
+/* mapa.shared::cluster.u32: the shared::cluster address of the variable at this CTA's shared
+ * address `smem` (a generic pointer into this CTA's shared memory) in CTA `rank` of the
+ * cluster. */
+XS_DEV uint32_t xs_mapa_u32(const void* smem, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(r)
+               : "r"(xs_smem_u32(smem)), "r"(rank));
+  return r;
+}
+
+/* mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at
+ * shared::cluster address `cluster_addr` (this CTA's or another CTA's of the cluster, from
+ * xs_mapa_u32), with release semantics at cluster scope: this thread's earlier memory
+ * operations (and the completed reads of the wgmma groups it waited for) happen before the
+ * arrival is observed. */
+XS_DEV void xs_mbar_arrive_cluster(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr)
+               : "memory");
+}
+
+/* mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64: xs_mbar_try_wait with acquire
+ * semantics at cluster scope (for a barrier that threads of other CTAs of the cluster arrive
+ * on with xs_mbar_arrive_cluster). 1 once the phase with parity `parity` has completed. */
+XS_DEV uint32_t xs_mbar_try_wait_cluster(uint64_t* bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
+      "%2;\nselp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(xs_smem_u32(bar)), "r"(parity)
+      : "memory");
+  return ok;
+}
+
+/* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+ * .multicast::cluster: load the box at (c0, c1, c2) once from global memory and write it to the
+ * same CTA-relative shared offset as `dst` in every CTA of the cluster whose rank bit is set in
+ * `cta_mask`; each destination CTA's barrier at the same offset as `bar` receives the box's
+ * bytes as complete_tx (its expect_tx must count them). One thread issues. */
+XS_DEV void xs_tma_load_3d_multicast(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
+                                     int32_t c1, int32_t c2, uint16_t cta_mask) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(xs_smem_u32(dst)),
+               "l"(map), "r"(xs_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+               : "memory");
+}
+
 #endif

@@ -7,9 +7,10 @@
  * is the median over rounds of (baseline time / row time) in that round. Clock drift of the
  * card under sustained load (run 2: the same kernel 5-13 % apart when timed a few hundred ms
  * later) cancels in the per-round ratios; absolute TFLOP/s are from the median time.
- * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7) and
- * AUTO's pick per layout; balanced ones end their detail line with our rows against
- * cublasGemmStridedBatchedEx (AUTO per layout and the best row).
+ * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7; v8,
+ * the 2-CTA-cluster kernel, from 128 tokens per expert) and AUTO's pick per layout; balanced
+ * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
+ * and the best row). Dense cases time v8 (plain and hook) when M >= 256.
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -284,21 +285,26 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[8] = {"auto",
+  static const char* names[9] = {"auto",
                                  "v1 simt 64x64",
                                  "v2 wgmma 128x128",
                                  "v3 wgmma 128x256",
                                  "v4 wgmma 128x224",
                                  "v5 wgmma 128x192",
                                  "v6 wgmma 128x208",
-                                 "v7 wgmma tokens"};
-  int plain_at[8], hook_at[8]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 8; v++)
+                                 "v7 wgmma tokens",
+                                 "v8 wgmma 128x256 cl2"};
+  int plain_at[9], hook_at[9]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 9; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
-   * never picks. */
-  const int last_v = M <= 128 ? 7 : 6;
+   * never picks. v8 (v3's tile on 2-CTA clusters sharing B, explicit only) from M = 256, where
+   * a cluster has two m-blocks to share B between. */
+  const int last_v = 8;
+  auto timed_version = [M](int v) {
+    return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256);
+  };
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
   XSI_CHECK(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
@@ -307,6 +313,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   for (int v = 1; v <= last_v; v++) {
+    if (!timed_version(v)) continue;
     xs_gemm_args av = a;
     av.version = (xs_gemm_version)v;
     std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
@@ -354,6 +361,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
       xs_gemm_tiling t;
       xs_gemm_args av = a;
       av.version = (xs_gemm_version)v;
+      if (!timed_version(v)) continue;
       if (v == 1 && ta.version != XS_GEMM_V1) continue; /* v1: only when AUTO falls back */
       if (xs_gemm_tiles(&t, &av, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
       xs_gemm_tile_dst* h_map = (xs_gemm_tile_dst*)malloc(sizeof(xs_gemm_tile_dst) * t.count);
@@ -408,7 +416,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                     rounds_of(b), drift);
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
-    double over[8] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    double over[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     for (int v = 1; v <= last_v; v++)
       if (plain_at[v] >= 0 && hook_at[v] >= 0)
         over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
@@ -548,7 +556,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* widths[7] = {"", "simt", "128", "256", "224", "192", "208"};
+  static const char* widths[9] = {"", "simt", "128", "256", "224", "192", "208", "", "256 cl2"};
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
@@ -568,8 +576,11 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   /* NOTE: v5 is timed here although AUTO does not pick it for grouped problems yet: its
    * figures decide whether it should. v6 (128x208) is picked for grouped problems only; v7
    * (token-major tiles) for MASKED with M <= 64. The masked layout is timed per version too
-   * (v2-v7), so that AUTO's masked rule can be refitted from one run. */
-  for (int v = 1; v <= 7; v++) {
+   * (v2-v8), so that AUTO's masked rule can be refitted from one run. v8 (2-CTA clusters, not
+   * picked by AUTO) from 128 tokens per expert: its rows beside v3's decide whether it should
+   * be. NOTE: a balanced case with v1 then has 20 rows, bench_gemm.c's MAX_ROWS. */
+  const int last_g = c->tokens >= 128 ? 8 : 7;
+  for (int v = 1; v <= last_g; v++) {
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
     av.version = (xs_gemm_version)v;
@@ -578,7 +589,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
         check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
   }
-  for (int v = 2; v <= 7; v++) {
+  for (int v = 2; v <= last_g; v++) {
     xs_gemm_args av = am;
     av.version = (xs_gemm_version)v;
     check(

@@ -1,5 +1,6 @@
 /* gemm.cu — the GEMM engine's host API (xstage/gemm.h): argument checks, the version
- * dispatcher, tilings, tensor maps and launches. Kernels: gemm_v1.cu, gemm_v2.cu.
+ * dispatcher, tilings, tensor maps and launches. Kernels: gemm_v1.cu, gemm_v2.cu (v2-v6),
+ * gemm_v7.cu, gemm_v8.cu.
  */
 #include <string.h>
 
@@ -9,11 +10,12 @@
 namespace {
 
 struct device_info {
-  int ok;     /* 1 once queried */
-  int sms;    /* multiprocessors */
-  int hopper; /* compute capability 9.x */
+  int ok;          /* 1 once queried */
+  int sms;         /* multiprocessors */
+  int hopper;      /* compute capability 9.x */
+  int v8_clusters; /* v8's clusters of two that fit at once; 0 until v8's first launch */
 };
-device_info g_dev = {0, 0, 0};
+device_info g_dev = {0, 0, 0, 0};
 
 xs_result query_device(device_info* out) {
   if (!g_dev.ok) {
@@ -29,6 +31,7 @@ xs_result query_device(device_info* out) {
                            cudaGetErrorString(cudaGetLastError()));
     g_dev.sms = sms;
     g_dev.hopper = major == 9;
+    g_dev.v8_clusters = 0;
     g_dev.ok = 1;
   }
   *out = g_dev;
@@ -39,7 +42,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v7 cannot run this problem, or NULL when they can. */
+/* Why v2-v8 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -53,12 +56,12 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
  * group (xs_gemm_args.M), which sets v7's tile height. */
 void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
-  int bn = v == XS_GEMM_V1   ? 64
-           : v == XS_GEMM_V2 ? 128
-           : v == XS_GEMM_V3 ? 256
-           : v == XS_GEMM_V4 ? 224
-           : v == XS_GEMM_V5 ? 192
-           : v == XS_GEMM_V6 ? 208
+  int bn = v == XS_GEMM_V1                      ? 64
+           : v == XS_GEMM_V2                    ? 128
+           : v == XS_GEMM_V3 || v == XS_GEMM_V8 ? 256
+           : v == XS_GEMM_V4                    ? 224
+           : v == XS_GEMM_V5                    ? 192
+           : v == XS_GEMM_V6                    ? 208
                              : 128;              /* v7: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
@@ -80,7 +83,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V7, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V8, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -116,6 +119,11 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   XSI_CHECK(query_device(&dev));
   const char* why = hopper_unsupported(a, e);
   if (!why && !dev.hopper) why = "the GPU is not a Hopper (sm_90a) part";
+  /* NOTE: v8 walks CONTIG through a per-expert prefix of tile pairs in shared memory (segments
+   * need not hold an even number of m-blocks, and a pair must not straddle two experts). */
+  if (!why && a->version == XS_GEMM_V8 && a->layout == XS_GEMM_GROUPED_CONTIG &&
+      a->experts > XSG_MASKED_MAX_EXPERTS)
+    why = "CONTIG with more than 256 experts (the pair table holds 256)";
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version);
@@ -172,6 +180,8 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * problems do not weigh it (at 4096x28672x8192 its 34 waves x 208 would undercut v3's
    * 28 x 256 for a weight < 101.3, unmeasured). Grouped problems do not weigh v5 (measured on
    * them first). */
+  /* v8 (2-CTA clusters with B multicast, tuning round 6) is not weighed: explicit only until
+   * its rows in `xstage bench gemm` have been measured. */
   enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106, W6 = 107 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
@@ -261,6 +271,10 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   XSI_ARG(sched.order != XS_GEMM_ORDER_LIST || (sched.tiles && sched.ntiles >= 0),
           "gemm: ORDER_LIST needs tiles and ntiles >= 0");
   XSI_ARG(sched.max_ctas >= 0, "gemm: max_ctas < 0");
+  /* NOTE: v8's CTAs take tile pairs (two vertically adjacent tiles sharing B); a caller's list
+   * of single tiles has no pairing. */
+  if (t.version == XS_GEMM_V8 && sched.order == XS_GEMM_ORDER_LIST)
+    return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v8: ORDER_LIST (v8 schedules tile pairs)");
 
   xsg_params p;
   memset(&p, 0, sizeof p);
@@ -291,6 +305,14 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
    * positions then runs on min(SMs, positions) CTAs, one stream on each before any runs two. */
   p.compact = t.version != XS_GEMM_V1 && a->layout == XS_GEMM_GROUPED_MASKED &&
               sched.order != XS_GEMM_ORDER_LIST && a->experts <= XSG_MASKED_MAX_EXPERTS;
+  if (t.version == XS_GEMM_V8) {
+    /* Pair positions: DENSE and MASKED (whole buffer) walk the pair grid; CONTIG always (and
+     * MASKED up to 256 experts) walks the pair prefix the kernel builds (an upper bound here). */
+    p.compact = p.compact || a->layout == XS_GEMM_GROUPED_CONTIG;
+    p.positions = a->layout == XS_GEMM_GROUPED_CONTIG
+                      ? xsg_pair_bound_contig(t.m_blocks, a->experts, t.n_blocks)
+                      : t.groups * xsg_cdiv(t.m_blocks, 2) * t.n_blocks;
+  }
   if (p.positions == 0) {
     xsi_clear_error();
     return XS_OK;
@@ -299,6 +321,17 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   XSI_CHECK(query_device(&dev));
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
   if (ctas > p.positions) ctas = p.positions;
+  if (t.version == XS_GEMM_V8) {
+    if (!g_dev.v8_clusters) {
+      /* NOTE: clusters need both CTAs co-resident (one per SM here): the occupancy query says
+       * how many fit; a failed query falls back to one cluster per two SMs. */
+      int n = 0;
+      if (xsg_v8_max_clusters(&n) != cudaSuccess || n < 1) n = dev.sms / 2;
+      cudaGetLastError();
+      g_dev.v8_clusters = n > 0 ? n : 1;
+    }
+    ctas = xsg_v8_ctas(sched.max_ctas, g_dev.v8_clusters, p.positions);
+  }
 
   cudaStream_t s = (cudaStream_t)stream;
   cudaError_t err;
@@ -306,6 +339,16 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
   if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
+  } else if (t.version == XS_GEMM_V8) {
+    /* v3's maps: A {64, 128}, B halves {64, 128} (each CTA of a cluster loads one for both), C
+     * {64, 64} for the TMA store. */
+    CUtensorMap ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 128, "B"));
+    if (epi.store == XS_GEMM_STORE_LOCAL)
+      XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
+    err = xsg_launch_v8(&p, &ma, &mb, &mc, ctas, s);
   } else if (t.version == XS_GEMM_V7) {
     /* Token tiles of tile_m rows, B in 64-row halves; no C map (stores from registers). */
     CUtensorMap ma, mb;

@@ -10,8 +10,9 @@
 #include "kernels/gemm/sched.h"
 #include "xstage/gemm.h"
 
-/* Experts up to which v2-v7 compact the MASKED schedule (a prefix of E + 1 ints in shared
- * memory); beyond it they walk the whole buffer and skip empty tiles. */
+/* Experts up to which v2-v8 compact the MASKED schedule (a prefix of E + 1 ints in shared
+ * memory); beyond it they walk the whole buffer and skip empty tiles. v8 also walks CONTIG
+ * through such a prefix (of tile pairs), so it runs CONTIG only up to this many experts. */
 #define XSG_MASKED_MAX_EXPERTS 256
 
 /* Everything a kernel needs besides the tensor maps; passed by value (__grid_constant__). */
@@ -22,7 +23,7 @@ typedef struct xsg_params {
   int n_out;     /* output columns: N, or N / 2 with SILU_MUL */
   int experts;
   int tile_m, tile_n; /* output tile */
-  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v7 use the tensor maps) */
+  const uint16_t* A;  /* bf16 bits (v1 reads these; v2-v8 use the tensor maps) */
   const uint16_t* B;
   uint16_t* C;
   const int32_t* m_offsets; /* CONTIG */
@@ -30,8 +31,9 @@ typedef struct xsg_params {
   xs_gemm_epilogue epi;
   const int32_t* order_list; /* ORDER_LIST, or NULL for the raster order */
   int positions;             /* schedule length: ntiles of the list, or the tile count */
-  int compact; /* v2-v7 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
-                  tiles with work (sched.h xsg_masked_tile); positions is then an upper bound */
+  int compact; /* v2-v8 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
+                  tiles with work (sched.h xsg_masked_tile; v8: pairs, xsg_compact_pair, and
+                  CONTIG too); positions is then an upper bound */
 } xsg_params;
 
 /* The rows a tile covers in its group's row space, and which expert's B it multiplies.
@@ -60,7 +62,8 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
   return p->order_list ? p->order_list[k] : xsg_order_tile(&p->grid, k);
 }
 
-/* Launchers (gemm_v1.cu, gemm_v2.cu). ctas: persistent grid size (already clamped). */
+/* Launchers (gemm_v1.cu, gemm_v2.cu; v7, v8 below). ctas: persistent grid size (already
+ * clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
 /* bn: 128 (v2), 256 (v3), 224 (v4), 192 (v5) or 208 (v6). The maps: A box {64, 128, 1}, B box
  * {64, bn/2, 1}, C box {64, 64, 1}, all with 128-byte swizzle (built by gemm.cu). */
@@ -74,5 +77,16 @@ int xsg_hopper_smem_bytes(int bn);
  * map (the epilogue stores from registers). cudaErrorInvalidValue for another tile_m. */
 cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                           int ctas, cudaStream_t stream);
+/* v8 (gemm_v8.cu): v3's 128x256 tile on clusters of two CTAs (__cluster_dims__(2, 1, 1)) that
+ * compute tile pairs (sched.h) and share B through TMA multicast. p->grid is the tile grid;
+ * p->positions the pair positions (DENSE, MASKED walking the whole buffer) or, with p->compact
+ * (CONTIG always, MASKED with <= XSG_MASKED_MAX_EXPERTS experts), an upper bound of them (the
+ * kernel builds the pair prefix). ctas: even, >= 2 (cudaErrorInvalidValue otherwise). The maps
+ * are v3's: A box {64, 128, 1}, B box {64, 128, 1}, C box {64, 64, 1} (STORE_LOCAL). No caller's
+ * tile list (p->order_list must be NULL: xs_gemm_run refuses ORDER_LIST for v8). */
+cudaError_t xsg_launch_v8(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                          const CUtensorMap* map_c, int ctas, cudaStream_t stream);
+/* Clusters of v8 that can be resident at once (cudaOccupancyMaxActiveClusters). */
+cudaError_t xsg_v8_max_clusters(int* clusters);
 
 #endif

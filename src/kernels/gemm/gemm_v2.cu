@@ -109,36 +109,6 @@ __device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, ui
   xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
 }
 
-/* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
- * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
- * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
-__device__ __forceinline__ uint32_t stage_offset(int row, int col) {
-  int chunk = col >> 6, cc = col & 63;
-  return chunk * 8192 + row * 128 + ((((cc >> 3) ^ (row & 7))) << 4) + ((cc & 7) << 1);
-}
-
-/* 16-byte stores of one consumer's 64 staged rows (UNITS 16-byte units each) to
- * base[r * ld + 8u], for rows r < rows and columns 8u < cols. NOTE: UNITS is a compile-time
- * constant (the division below is a multiply) and the loop is unrolled, so every shared load of
- * a thread is issued before its first global store. 64 * UNITS is a multiple of 128 for every
- * tile but v6 with SiLU*mul (8, 10, 12, 14, 16, 28, 32 units; v6 SiLU: 13, whose last iteration
- * covers half the threads: the guard below is compiled only for it). */
-template <int UNITS>
-__device__ __forceinline__ void store_staged(const uint8_t* my_c, uint16_t* base, int64_t ld,
-                                             int tid, int rows, int cols) {
-  constexpr int TOTAL = 64 * UNITS;
-  constexpr bool PARTIAL = TOTAL % 128 != 0;
-#pragma unroll
-  for (int i = 0; i < (TOTAL + 127) / 128; i++) {
-    const int u = tid + 128 * i;
-    if (PARTIAL && u >= TOTAL) continue;
-    const int r = u / UNITS, cu = u - r * UNITS;
-    if (r >= rows || cu * 8 >= cols) continue; /* cols % 8 == 0 on this path */
-    uint4 v = *(const uint4*)(my_c + stage_offset(r, cu * 8));
-    xs_st_v4(base + (int64_t)r * ld + cu * 8, v);
-  }
-}
-
 template <int BN>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
@@ -341,11 +311,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           const int rows = row_end - out_row0, cols = p.n_out - col0;
           constexpr int LAST = BN / 8 - (cfg::PASSES - 1) * GPP; /* groups in the last pass */
           if (silu)
-            store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
+            xsg_store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
           else if (ps + 1 < cfg::PASSES)
-            store_staged<GPP>(my_c, base, ld, tid, rows, cols);
+            xsg_store_staged<GPP>(my_c, base, ld, tid, rows, cols);
           else
-            store_staged<LAST>(my_c, base, ld, tid, rows, cols);
+            xsg_store_staged<LAST>(my_c, base, ld, tid, rows, cols);
         }
       }
       if (tma && p.epi.tile_flags && tid == 0) {

@@ -1,5 +1,5 @@
 /* hopper_common.cuh — device helpers shared by the Hopper GEMM kernels (gemm_v2.cu: v2-v6,
- * gemm_v7.cu: v7). CUDA only; internal to src/kernels/gemm.
+ * gemm_v7.cu: v7, gemm_v8.cu: v8). CUDA only; internal to src/kernels/gemm.
  */
 #ifndef XSTAGE_KERNELS_GEMM_HOPPER_COMMON_CUH
 #define XSTAGE_KERNELS_GEMM_HOPPER_COMMON_CUH
@@ -24,6 +24,17 @@ static __device__ __forceinline__ void xsg_wait_timed(uint64_t* bar, uint32_t pa
   }
 }
 
+/* xsg_wait_timed for a barrier that the threads of both CTAs of a cluster arrive on (v8's
+ * `empty`): the same 4 s bound, with acquire semantics at cluster scope. */
+static __device__ __forceinline__ void xsg_wait_timed_cluster(uint64_t* bar, uint32_t parity) {
+  if (xs_mbar_try_wait_cluster(bar, parity)) return;
+  const uint64_t t0 = xs_globaltimer();
+  for (uint32_t n = 1;; n++) {
+    if (xs_mbar_try_wait_cluster(bar, parity)) return;
+    if ((n & 1023) == 0 && xs_globaltimer() - t0 > 4000000000ull) __trap();
+  }
+}
+
 static __device__ __forceinline__ uint32_t xsg_pack_bf16x2(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
@@ -33,13 +44,10 @@ static __device__ __forceinline__ float xsg_silu_mul(float g, float u) {
   return g / (1.0f + __expf(-g)) * u;
 }
 
-/* The MASKED compacted schedule's prefix (sched.h) in shared memory: table[e] = work tiles of
- * experts < e. Called by all threads before the CTA's first __syncthreads; warp 0 scans. */
-static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, const xsg_params* p) {
-  const int E = p->experts;
-  for (int e = threadIdx.x; e < E; e += blockDim.x)
-    table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
-  __syncthreads();
+/* The exclusive prefix sum, in place, of table[1..E] (table[e + 1] holds entry e on entry;
+ * table[e] = entries < e on return, table[0] = 0). Called by all threads after a __syncthreads
+ * that publishes the entries; warp 0 scans, the caller's next __syncthreads publishes it. */
+static __device__ __forceinline__ void xsg_scan_table(int32_t* table, int E) {
   if (threadIdx.x < 32) {
     /* Each lane sums a run of ceil(E / 32) entries, a warp scan adds the runs before it. */
     const int lane = threadIdx.x, per = (E + 31) / 32;
@@ -58,6 +66,46 @@ static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, co
       table[e + 1] = run;
     }
     if (lane == 0) table[0] = 0;
+  }
+}
+
+/* The MASKED compacted schedule's prefix (sched.h) in shared memory: table[e] = work tiles of
+ * experts < e. Called by all threads before the CTA's first __syncthreads; warp 0 scans. */
+static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, const xsg_params* p) {
+  const int E = p->experts;
+  for (int e = threadIdx.x; e < E; e += blockDim.x)
+    table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
+  __syncthreads();
+  xsg_scan_table(table, E);
+}
+
+/* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
+ * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
+ * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
+static __device__ __forceinline__ uint32_t xsg_stage_offset(int row, int col) {
+  int chunk = col >> 6, cc = col & 63;
+  return chunk * 8192 + row * 128 + ((((cc >> 3) ^ (row & 7))) << 4) + ((cc & 7) << 1);
+}
+
+/* 16-byte stores of one consumer's 64 staged rows (UNITS 16-byte units each) to
+ * base[r * ld + 8u], for rows r < rows and columns 8u < cols. NOTE: UNITS is a compile-time
+ * constant (the division below is a multiply) and the loop is unrolled, so every shared load of
+ * a thread is issued before its first global store. 64 * UNITS is a multiple of 128 for every
+ * tile but v6 with SiLU*mul (8, 10, 12, 14, 16, 28, 32 units; v8: 16; v6 SiLU: 13, whose last
+ * iteration covers half the threads: the guard below is compiled only for it). */
+template <int UNITS>
+static __device__ __forceinline__ void xsg_store_staged(const uint8_t* my_c, uint16_t* base,
+                                                        int64_t ld, int tid, int rows, int cols) {
+  constexpr int TOTAL = 64 * UNITS;
+  constexpr bool PARTIAL = TOTAL % 128 != 0;
+#pragma unroll
+  for (int i = 0; i < (TOTAL + 127) / 128; i++) {
+    const int u = tid + 128 * i;
+    if (PARTIAL && u >= TOTAL) continue;
+    const int r = u / UNITS, cu = u - r * UNITS;
+    if (r >= rows || cu * 8 >= cols) continue; /* cols % 8 == 0 on this path */
+    uint4 v = *(const uint4*)(my_c + xsg_stage_offset(r, cu * 8));
+    xs_st_v4(base + (int64_t)r * ld + cu * 8, v);
   }
 }
 

@@ -165,4 +165,104 @@ XSG_HD int xsg_masked_tile(const xsg_grid* grid, const int32_t* pre, int experts
   return xsg_tile_index(grid, lo, mb, t - mb * grid->n_blocks);
 }
 
+/* ---- v8: tile pairs for clusters of two CTAs ----
+ * v8 (src/kernels/gemm/README.md) runs clusters of two CTAs, ranks 0 and 1, that compute two
+ * vertically adjacent tiles of one group: m-blocks first + 2j and first + 2j + 1 of the same
+ * n-block, which multiply the same B tile, so each CTA loads half of it for both (TMA
+ * multicast). Its schedule is over *pairs*; cluster c (of C) takes pair positions c, c + C, ...
+ * and both CTAs of a cluster walk the same positions. A pair whose group has an odd number of
+ * m-blocks with work ends in a pair with no rank-1 tile: rank 1 still loads its half of B for
+ * rank 0 (and computes and stores nothing). Tile indices (flags, maps) are those of the tile
+ * grid (xsg_tile_index), unchanged. */
+
+/* The pair grid of a tile grid: the m-blocks of each group taken two at a time (an odd last one
+ * makes a pair with a rank-0 tile only). The raster-M band of `swizzle` m-blocks becomes
+ * ceil(swizzle / 2) pairs, so that a band spans as many rows as in the one-CTA kernels. */
+XSG_HD xsg_grid xsg_pair_grid(const xsg_grid* tiles) {
+  xsg_grid g = *tiles;
+  g.m_blocks = xsg_cdiv(tiles->m_blocks, 2);
+  if (g.order == 0) g.swizzle = xsg_cdiv(tiles->swizzle, 2);
+  return g;
+}
+
+/* Pairs with work of a group whose rows with work are [0, rows) (MASKED: min(count, M); CONTIG:
+ * the segment's rows, a multiple of tile_m): ceil(m-blocks / 2) x n_blocks. */
+XSG_HD int xsg_pair_work(int rows, int tile_m, int n_blocks) {
+  return rows > 0 ? xsg_cdiv(xsg_cdiv(rows, tile_m), 2) * n_blocks : 0;
+}
+
+/* Member `rank` (0, 1) of pair m-block `pm` of a group whose m-blocks with work are
+ * [first, end): *mb = first + 2 pm + rank (an m-block of the tile grid); returns 1 when that
+ * tile has work (*mb < end). The pair itself has work when member 0 has. */
+XSG_HD int xsg_pair_member(int first, int end, int pm, int rank, int* mb) {
+  *mb = first + 2 * pm + rank;
+  return *mb < end;
+}
+
+/* The compacted pair walk (MASKED with <= XSG_MASKED_MAX_EXPERTS experts, and CONTIG, whose
+ * per-expert segments need not hold an even number of m-blocks): pre[e] = pairs with work of
+ * experts < e (xsg_pair_work), pre[experts] = their total. Pair position k in [0, pre[experts])
+ * -> its expert (.g), its pair m-block inside the expert (.mb) and its n-block (.nb). Inside an
+ * expert the grid's raster order (order, swizzle of `pairs`, a pair grid) runs over its pairs;
+ * experts come one after another. */
+XSG_HD xsg_tile xsg_compact_pair(const xsg_grid* pairs, const int32_t* pre, int experts, int k) {
+  int lo = 0, hi = experts - 1; /* the largest e with pre[e] <= k: empty experts are skipped */
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (pre[mid] <= k)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  xsg_grid sub = *pairs;
+  sub.groups = 1;
+  sub.m_blocks = (pre[lo + 1] - pre[lo]) / pairs->n_blocks;
+  const int t = xsg_order_tile(&sub, k - pre[lo]); /* pm * n_blocks + nb inside the expert */
+  xsg_tile r;
+  r.g = lo;
+  r.mb = t / pairs->n_blocks;
+  r.nb = t - r.mb * pairs->n_blocks;
+  return r;
+}
+
+/* The pair prefix of a MASKED problem (counts: E entries, M rows per expert) on the host. */
+XSG_HD int xsg_pair_prefix_masked(int32_t* pre, const int32_t* counts, int experts, int M,
+                                  int tile_m, int n_blocks) {
+  pre[0] = 0;
+  for (int e = 0; e < experts; e++)
+    pre[e + 1] = pre[e] + xsg_pair_work(counts[e] < M ? counts[e] : M, tile_m, n_blocks);
+  return pre[experts];
+}
+
+/* The pair prefix of a CONTIG problem (offsets: E + 1 entries, multiples of tile_m). */
+XSG_HD int xsg_pair_prefix_contig(int32_t* pre, const int32_t* offsets, int experts, int tile_m,
+                                  int n_blocks) {
+  pre[0] = 0;
+  for (int e = 0; e < experts; e++)
+    pre[e + 1] = pre[e] + xsg_pair_work(offsets[e + 1] - offsets[e], tile_m, n_blocks);
+  return pre[experts];
+}
+
+/* An upper bound of the CONTIG pair positions before the offsets are known (they are on the
+ * device): m_blocks = ceil(M / tile_m) tile rows split into segments of mb_e m-blocks make
+ * sum_e ceil(mb_e / 2) <= (m_blocks + segments) / 2 pair rows, and there are at most
+ * min(experts, m_blocks) segments with rows. */
+XSG_HD int xsg_pair_bound_contig(int m_blocks, int experts, int n_blocks) {
+  const int segments = experts < m_blocks ? experts : m_blocks;
+  return xsg_cdiv(m_blocks + segments, 2) * n_blocks;
+}
+
+/* v8's grid: `max_ctas` (the schedule's; 0: two per co-resident cluster, `max_clusters`, as
+ * the occupancy query gives it) rounded down to whole clusters of two (at least one), and no
+ * more clusters than `positions` (pair positions; an upper bound is fine: a cluster without a
+ * position only meets its partner at entry and exit). Returns the CTA count (even, >= 2), or 0
+ * when positions <= 0. */
+XSG_HD int xsg_v8_ctas(int max_ctas, int max_clusters, int positions) {
+  if (positions <= 0) return 0;
+  int clusters = max_ctas > 0 ? max_ctas / 2 : max_clusters;
+  if (clusters < 1) clusters = 1;
+  if (clusters > positions) clusters = positions;
+  return 2 * clusters;
+}
+
 #endif
