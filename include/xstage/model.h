@@ -9,6 +9,8 @@
  *   throttled to R while b = Q(K), and b falls by min(b, R*t) during any interval t in which
  *   nothing is issued (the burst's fixed overhead and the gap G). With a burst room Qb(K)
  *   (has_q_burst) a burst is also throttled once it has added Qb(K) to the backlog it found.
+ *   With the drain rate per K (has_r_k) R is R(K); with the relaxing room (has_relax) a burst
+ *   that overflows from idle has a room that shrinks with its size (docs/model.md §12).
  */
 #ifndef XSTAGE_MODEL_H
 #define XSTAGE_MODEL_H
@@ -70,11 +72,26 @@ typedef struct xs_link_profile {
    * bursts that accumulate over a sequence see Q. */
   int has_q_burst;
   double q_burst_bytes[XS_PROFILE_MAX_QPTS];
+  /* Refinement: the drain rate per producer count (docs/model.md §12). has_r_k = 0 (the
+   * default): R for every K, the original model. 1: R(K) piecewise linear through
+   * (q_k[i], r_k[i]) (bytes/ns, > 0), constant beyond the ends; R is then only the value a
+   * reader of an older format sees (the fit writes R(q_k[0])). */
+  int has_r_k;
+  double r_k[XS_PROFILE_MAX_QPTS];
+  /* Refinement: the relaxing room (docs/model.md §12). has_relax = 0 (the default): absent.
+   * 1: a burst of V bytes that overflows from an idle stage (a = V (1 - R/r) > Q1 = min(Qb, Q)),
+   * X = V - Q1 r/(r - R) > 0 bytes of it issued at the drain rate, has the room
+   *   Qb_eff(K, V) = Qr + (Q1 - Qr) exp(-X / X0),   Qr = min(q_relax_bytes, Q1), X0 = relax_bytes
+   * (each piecewise linear in K through q_k) instead of Qb: the run-ahead one burst gets shrinks
+   * while it is throttled. A function of V, not of the burst's history (docs/model.md §12). */
+  int has_relax;
+  double q_relax_bytes[XS_PROFILE_MAX_QPTS]; /* Qr(K) bytes, >= 0 */
+  double relax_bytes[XS_PROFILE_MAX_QPTS];   /* X0(K) bytes, > 0 */
 } xs_link_profile;
 
 #define XS_LINK_PROFILE_INITIALIZER                                                                \
   {sizeof(xs_link_profile), 0.0, 1.0, 1.0, 1.0, 1, {1.0}, {0.0}, 0.5, "", "", "", "", "", 0, 0.0, \
-   0, {0.0}}
+   0, {0.0}, 0, {0.0}, 0, {0.0}, {0.0}}
 
 /* Check every field (positive finite rates, nq in range, q_k increasing, ...). The detail
  * names the first bad field. */
@@ -101,6 +118,11 @@ xs_result xs_t0_iss(double* t_ns, const xs_link_profile* p, double K, double V);
 xs_result xs_capacity(double* q_bytes, const xs_link_profile* p, double K);
 /* Qb(K), the burst room (has_q_burst); +inf when the profile has none. K >= 1. */
 xs_result xs_burst_room(double* q_bytes, const xs_link_profile* p, double K);
+/* The room a burst of V bytes has from an idle stage: Qb(K), or Qb_eff(K, V) with the relaxing
+ * room (has_relax); +inf when the profile has no burst room. K >= 1, V >= 0. */
+xs_result xs_burst_room_for(double* q_bytes, const xs_link_profile* p, double K, double V);
+/* R(K), the drain rate for K producers: R, or the interpolation of r_k (has_r_k). K >= 1. */
+xs_result xs_drain_rate(double* R, const xs_link_profile* p, double K);
 
 /* ---------------------------------------------------------------------- predictors ----- */
 
@@ -217,13 +239,14 @@ typedef struct xs_fit_options {
   const char* transport;   /* fit only rows of this transport; NULL = all rows */
   double huber_delta;      /* robust loss scale, relative error (0.05) */
   int max_iter;            /* (200) */
-  /* 2 (default): also fit the refinements t_min_ns and the burst room q_burst_bytes (one
-   * point per K, like Q); 1: t_min_ns only (has_q_burst = 0); 0: only the original
-   * parameters (t_min_ns = 0, has_q_burst = 0: the original model). */
+  /* 3 (default): also fit the refinements t_min_ns, the burst room q_burst_bytes, the drain
+   * rate per K r_k and the relaxing room q_relax_bytes / relax_bytes (one point per K, like Q);
+   * 2: t_min_ns and the burst room only (has_r_k = has_relax = 0); 1: t_min_ns only
+   * (has_q_burst = 0 too); 0: only the original parameters (the original model). */
   int refine;
 } xs_fit_options;
 
-#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200, 2}
+#define XS_FIT_OPTIONS_INITIALIZER {sizeof(xs_fit_options), 0.2, 12345u, NULL, 0.05, 200, 3}
 
 typedef struct xs_error_stats {
   size_t n;

@@ -8,8 +8,11 @@
  * r_iss(K) from the burst-0 line T = t_fixed + V/r_iss, Q(K) from bursts that overflow from
  * idle. unfair_mean is a linear least-squares fit on the rows with t_iss_mean_ns. With
  * options.refine >= 1 one more parameter: ln t_min_ns, the latency floor of T0; with
- * options.refine = 2 (the default) also ln Qb(K_j), the burst room, one per distinct K
- * (docs/model.md §12). */
+ * options.refine >= 2 also ln Qb(K_j), the burst room, one per distinct K; with options.refine = 3
+ * (the default) also ln(R(K_j) / R) for j >= 1 (the drain rate per K; R = R(K_0)), and per K
+ * logit(Qr / min(Qb, Q)) and ln X0 (the relaxing room). The refinements nest: their fit also
+ * starts from the fit without them, so it never ends worse on the fitted rows (docs/model.md
+ * §12). */
 #include "model/model_internal.h"
 
 #include <stdio.h>
@@ -18,7 +21,7 @@
 
 #define NP_BASE 4
 #define NP_REFINE 1 /* ln t_min */
-#define NP_MAX (NP_BASE + 2 * XS_PROFILE_MAX_QPTS + NP_REFINE)
+#define NP_MAX (NP_BASE + 5 * XS_PROFILE_MAX_QPTS + NP_REFINE)
 
 typedef struct fit_ctx {
   const xs_sample* s;
@@ -29,12 +32,27 @@ typedef struct fit_ctx {
   double delta;
   int refine; /* 1: th[NP_BASE + nk] = ln t_min */
   int room;   /* 1: th[NP_BASE + nk + refine + j] = ln Qb(K_j), the burst room */
+  int rk;     /* 1: th[i_rk + j - 1] = ln(R(K_j) / R), j >= 1 (R(K_0) = R): the drain rate per K */
+  int relax;  /* 1: th[i_rel + j] = logit(Qr(K_j) / Q1(K_j)), Q1 = min(Qb, Q), and
+               * th[i_rel + nk + j] = ln X0(K_j): the relaxing room (Qr below Q1 always, so that
+               * its gradient never vanishes) */
+  int i_rk, i_rel;
   /* measured sequences (xs_sample.seq >= 1): simulated once per evaluation, each with its own
    * gaps (xsi_seq_predict); pred holds those rows' predictions (one entry per dataset row) */
   const size_t* seq_order;
   size_t nseq;
   double* pred;
 } fit_ctx;
+
+/* Q1(K_j) = min(Qb, Q): the room one burst has from idle, from which the relaxing room starts. */
+static double q1_of(const fit_ctx* c, const double* th, int j) {
+  double q = exp(th[NP_BASE + j]);
+  return c->room ? fmin(q, exp(th[NP_BASE + c->nk + c->refine + j])) : q;
+}
+static double logit(double x) {
+  x = fmin(fmax(x, 0.01), 0.99);
+  return log(x / (1.0 - x));
+}
 
 static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
   p->t_fixed_ns = exp(th[0]);
@@ -54,6 +72,15 @@ static void to_profile(xs_link_profile* p, const fit_ctx* c, const double* th) {
   p->has_q_burst = c->room;
   for (int j = 0; j < XS_PROFILE_MAX_QPTS; j++)
     p->q_burst_bytes[j] = c->room && j < c->nk ? exp(th[NP_BASE + c->nk + c->refine + j]) : 0.0;
+  p->has_r_k = c->rk;
+  for (int j = 0; j < XS_PROFILE_MAX_QPTS; j++)
+    p->r_k[j] = c->rk && j < c->nk ? p->R * (j ? exp(th[c->i_rk + j - 1]) : 1.0) : 0.0;
+  p->has_relax = c->relax;
+  for (int j = 0; j < XS_PROFILE_MAX_QPTS; j++) {
+    p->q_relax_bytes[j] =
+        c->relax && j < c->nk ? q1_of(c, th, j) / (1.0 + exp(-th[c->i_rel + j])) : 0.0;
+    p->relax_bytes[j] = c->relax && j < c->nk ? fmin(exp(th[c->i_rel + c->nk + j]), 1e15) : 0.0;
+  }
 }
 
 static void residuals(double* r, const fit_ctx* c, const double* th) {
@@ -212,6 +239,8 @@ static int initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2
   if (!(rcta > 0)) rcta = rcap = 2.0 * R;
   /* Q(K): bursts that overflow from idle: T = tf + u/r + (V-u)/R, Q = u (1 - R/r). */
   double qfallback = 0;
+  double rq_hi[XS_PROFILE_MAX_QPTS] = {0}, rq_lo[XS_PROFILE_MAX_QPTS] = {0};
+  double rq_x[XS_PROFILE_MAX_QPTS] = {0};
   for (int j = 0; j < c->nk; j++) {
     double r = fmin(c->ks[j] * rcta, rcap);
     size_t nq = 0;
@@ -222,10 +251,26 @@ static int initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2
       double t0 = tf + s->V / r;
       if (s->t_iss_ns > 1.1 * t0) {
         double u = (s->V / R - (s->t_iss_ns - tf)) / (1.0 / R - 1.0 / r);
-        if (u > 0) tmp[nq++] = u * (1.0 - R / r);
+        if (u > 0) tmp2[nq] = s->V, tmp[nq++] = u * (1.0 - R / r);
       } else if (s->t_iss_ns < 1.05 * t0) {
         qlow = fmax(qlow, s->V * (1.0 - R / r));
       }
+    }
+    /* the relaxing room: the room of the smallest overflowing burst (or the largest free
+     * growth, if larger) starts Qb, that of the largest Qr, and X0 is where the room has come
+     * half way down, in bytes issued at the drain rate */
+    if (c->relax && nq >= 2) {
+      size_t ilo = 0, ihi = 0;
+      for (size_t k = 1; k < nq; k++) {
+        if (tmp2[k] < tmp2[ilo]) ilo = k;
+        if (tmp2[k] > tmp2[ihi]) ihi = k;
+      }
+      rq_hi[j] = fmax(tmp[ilo], qlow);
+      rq_lo[j] = fmin(tmp[ihi], rq_hi[j]);
+      double mid = 0.5 * (rq_hi[j] + rq_lo[j]), best = INFINITY;
+      for (size_t k = 0; k < nq; k++)
+        if (fabs(tmp[k] - mid) < best) best = fabs(tmp[k] - mid), rq_x[j] = tmp2[k];
+      rq_x[j] = fmax(rq_x[j] - rq_hi[j] * r / (r - R), 0.1 * rq_hi[j]) / log(2.0);
     }
     double q = nq ? median(tmp, nq) : (qlow > 0 ? 1.2 * qlow : 0.0);
     th[NP_BASE + j] = q;
@@ -244,6 +289,47 @@ static int initial_guess(double* th, const fit_ctx* c, double* tmp, double* tmp2
   for (int j = 0; c->room && j < c->nk; j++) {
     th[NP_BASE + c->nk + c->refine + j] = th[NP_BASE + j];
     th[NP_BASE + j] += log(1.5);
+  }
+  /* R(K): the same drain-bound statistic as R, per K (ratio to the smallest K's); 1 when a K
+   * has too few such rows */
+  for (int j = 1; c->rk && j < c->nk; j++) {
+    double rj[2] = {0, 0};
+    for (int h = 0; h < 2; h++) {
+      double kk = h ? c->ks[j] : c->ks[0];
+      m = 0;
+      for (size_t i = 0; i < c->n; i++) {
+        const xs_sample* s = &S[c->rows[i]];
+        double g = xsi_row_gap(s);
+        if (s->K == kk && s->burst_index >= 1 && g <= gmin && s->V >= vmed)
+          tmp[m++] = s->V / (s->t_iss_ns + g);
+      }
+      rj[h] = m >= 5 ? median(tmp, m) : 0.0;
+    }
+    th[c->i_rk + j - 1] = rj[0] > 0 && rj[1] > 0 ? log(rj[1] / rj[0]) : 0.0;
+  }
+  if (c->rk && R > 0) { /* R is then R(K_0) */
+    m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+      const xs_sample* s = &S[c->rows[i]];
+      double g = xsi_row_gap(s);
+      if (s->K == c->ks[0] && s->burst_index >= 1 && g <= gmin && s->V >= vmed)
+        tmp[m++] = s->V / (s->t_iss_ns + g);
+    }
+    if (m >= 5) th[3] = log(median(tmp, m));
+  }
+  /* the relaxing room from the overflowing bursts above; a K without two of them starts with
+   * Qr = 0.8 Qb and X0 = 2 Qb */
+  for (int j = 0; c->relax && j < c->nk; j++) {
+    double* qb = &th[NP_BASE + c->nk + c->refine + j];
+    if (rq_hi[j] > 0 && rq_lo[j] > 0 && rq_x[j] > 0) {
+      *qb = log(rq_hi[j]);
+      th[NP_BASE + j] = fmax(th[NP_BASE + j], *qb + log(1.5));
+      th[c->i_rel + j] = logit(rq_lo[j] / q1_of(c, th, j));
+      th[c->i_rel + c->nk + j] = log(rq_x[j]);
+    } else {
+      th[c->i_rel + j] = logit(0.8);
+      th[c->i_rel + c->nk + j] = *qb + log(2.0);
+    }
   }
   return changed;
 }
@@ -306,6 +392,29 @@ static int lm(double* th, int np, const fit_ctx* c, int max_iter, double* work) 
     if (!accepted || small >= 3) break;
   }
   return it + 1;
+}
+
+static double cost_of(const fit_ctx* c, const double* th, double* work) {
+  residuals(work, c, th);
+  return huber_cost(work, c->n, c->delta);
+}
+
+/* The starts of the fit: the initial guess of the data, and with the latency floor two more that
+ * account for it (the floor can hide the slope of small bursts), when they differ from the
+ * first; the lowest robust cost on the fitted rows wins. Returns the iterations of the winner. */
+static int fit_starts(double* th, const fit_ctx* c, int np, int max_iter, double* work) {
+  initial_guess(th, c, work, work + c->n, 0);
+  int iters = lm(th, np, c, max_iter, work);
+  for (int mode = 1; c->refine && mode <= 2; mode++) {
+    double th2[NP_MAX];
+    if (!initial_guess(th2, c, work, work + c->n, mode)) break;
+    int it2 = lm(th2, np, c, max_iter, work);
+    if (cost_of(c, th2, work) < cost_of(c, th, work)) {
+      memcpy(th, th2, sizeof th2);
+      iters = it2;
+    }
+  }
+  return iters;
 }
 
 static uint64_t splitmix64(uint64_t* s) {
@@ -380,6 +489,7 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
           "holdout fraction must be in [0, 0.9] (got %g)", o.holdout_fraction);
   XSI_ARG(xsi_finite(o.huber_delta) && o.huber_delta > 0, "huber_delta must be > 0");
   XSI_ARG(o.max_iter >= 1 && o.max_iter <= 100000, "max_iter must be in [1, 100000]");
+  XSI_ARG(o.refine >= 0 && o.refine <= 3, "refine must be in [0, 3] (got %d)", o.refine);
   const xs_sample* S = xs_dataset_samples(d);
   size_t N = xs_dataset_size(d);
   xs_result res = XS_OK;
@@ -387,7 +497,10 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   uint8_t* tmask = malloc(N + 1);
   double* work = NULL;
   size_t* seq_order = NULL;
-  fit_ctx c = {S, NULL, 0, 0, {0}, o.huber_delta, o.refine != 0, o.refine >= 2, NULL, 0, NULL};
+  fit_ctx c;
+  memset(&c, 0, sizeof c);
+  c.s = S, c.delta = o.huber_delta, c.refine = o.refine != 0, c.room = o.refine >= 2;
+  c.rk = c.relax = o.refine >= 3;
   c.rows = malloc((N + 1) * sizeof *c.rows);
   c.pred = malloc((N + 1) * sizeof *c.pred);
   if (!mark || !tmask || !c.rows || !c.pred)
@@ -412,28 +525,52 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   for (int j = 0; j < c.nk; j++) /* more K than points: spread the points over the range */
     c.ks[j] = nkall <= XS_PROFILE_MAX_QPTS ? kall[j]
                                            : kall[(int)lround((double)j * (nkall - 1) / (c.nk - 1))];
-  int np = NP_BASE + c.nk + (c.refine ? NP_REFINE : 0) + (c.room ? c.nk : 0);
+  c.i_rk = NP_BASE + c.nk + (c.refine ? NP_REFINE : 0) + (c.room ? c.nk : 0);
+  c.i_rel = c.i_rk + (c.rk ? c.nk - 1 : 0);
+  int np = c.i_rel + (c.relax ? 2 * c.nk : 0);
   if (c.n < (size_t)np + 1)
     XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit: %zu fitted rows cannot determine %d parameters", c.n,
              np);
   work = malloc(((size_t)np + 3) * c.n * sizeof *work);
   if (!work) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", c.n);
   double th[NP_MAX];
-  initial_guess(th, &c, work, work + c.n, 0);
-  int iters = lm(th, np, &c, o.max_iter, work);
-  /* With the latency floor, the floor can hide the slope of small bursts: two more starts that
-   * account for it (when they differ from the first); the lowest robust cost on the fitted
-   * rows wins. */
-  for (int mode = 1; c.refine && mode <= 2; mode++) {
-    double th2[NP_MAX];
-    if (!initial_guess(th2, &c, work, work + c.n, mode)) break;
+  int iters = fit_starts(th, &c, np, o.max_iter, work);
+  /* With the drain rate per K or the relaxing room, also start from the fit without them
+   * (R(K) = R, a room that barely relaxes): a nested model, so the result is never worse on
+   * the fitted rows than the fit without the refinement; the lowest robust cost wins. */
+  if (c.rk || c.relax) {
+    fit_ctx c2 = c;
+    c2.rk = c2.relax = 0;
+    double base[NP_MAX], th2[NP_MAX];
+    fit_starts(base, &c2, c.i_rk, o.max_iter, work);
+    /* base extended by neutral values: R(K) = R, Qr = 0.9 Q1 relaxing over 10 Q1 */
+    memcpy(th2, base, sizeof base);
+    for (int j = 1; c.rk && j < c.nk; j++) th2[c.i_rk + j - 1] = 0.0;
+    for (int j = 0; c.relax && j < c.nk; j++) {
+      th2[c.i_rel + j] = logit(0.9);
+      th2[c.i_rel + c.nk + j] = log(q1_of(&c, base, j) * 10.0);
+    }
+    double th3[NP_MAX];
+    memcpy(th3, th2, sizeof th2);
     int it2 = lm(th2, np, &c, o.max_iter, work);
-    residuals(work, &c, th);
-    double c1 = huber_cost(work, c.n, c.delta);
-    residuals(work, &c, th2);
-    if (huber_cost(work, c.n, c.delta) < c1) {
+    if (cost_of(&c, th2, work) < cost_of(&c, th, work)) {
       memcpy(th, th2, sizeof th2);
       iters = it2;
+    }
+    /* and with both: the relaxing room first (R(K) held at R), then everything */
+    if (c.rk && c.relax) {
+      fit_ctx c3 = c;
+      c3.rk = 0;
+      c3.i_rel = c.i_rk;
+      for (int j = 0; j < 2 * c.nk; j++) th3[c3.i_rel + j] = th3[c.i_rel + j];
+      lm(th3, c3.i_rel + 2 * c.nk, &c3, o.max_iter, work);
+      for (int j = 2 * c.nk - 1; j >= 0; j--) th3[c.i_rel + j] = th3[c3.i_rel + j];
+      for (int j = 1; j < c.nk; j++) th3[c.i_rk + j - 1] = 0.0;
+      int it3 = lm(th3, np, &c, o.max_iter, work);
+      if (cost_of(&c, th3, work) < cost_of(&c, th, work)) {
+        memcpy(th, th3, sizeof th3);
+        iters = it3;
+      }
     }
   }
   xs_link_profile p = *out;

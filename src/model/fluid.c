@@ -1,7 +1,8 @@
 /* fluid.c — the fluid-queue event simulation: one stage (any burst sequence) and several
  * stages fed by one issuer with a shared issue limit (water-filling). The refinements of the
- * profile (t_min_ns, the burst room q_burst_bytes) act in xsi_burst_time, so xs_fluid_simulate
- * has them; xs_fluid_simulate_multi is the original model (docs/model.md §12). */
+ * profile (t_min_ns, the burst room q_burst_bytes, the relaxing room, the drain rate per K) act
+ * in xsi_burst_time and xsi_link_of, so xs_fluid_simulate has them; xs_fluid_simulate_multi is
+ * the original model with each stage draining at its R(K) (docs/model.md §12). */
 #include "model/model_internal.h"
 
 #include <stdlib.h>
@@ -116,7 +117,7 @@ xs_result xs_fluid_simulate_multi(double* t_iss_ns, const xs_link_profile* const
   if (!st) return xsi_set_error(XS_ERR_NO_MEMORY, "simulate_multi: %zu stages", nstages);
   const double total = xsi_r_iss(stages[0], K), tf = stages[0]->t_fixed_ns;
   for (size_t s = 0; s < nstages; s++) {
-    st[s].R = stages[s]->R;
+    st[s].R = xsi_drain_rate(stages[s], K); /* R(K) (the drain-rate refinement), else R */
     st[s].Q = xsi_capacity(stages[s], K);
   }
   xs_result res = XS_OK;

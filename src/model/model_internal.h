@@ -6,6 +6,10 @@
  *   stalls; if r > R the backlog grows at r - R until it reaches Q, after which the issuer is
  *   throttled to R. Net unthrottled growth of a burst: a = V * (1 - R/r) (negative if r < R).
  *   End backlog e(b0) = clamp(b1 + a, 0, Q).
+ * The refinements (docs/model.md §12): t_min lengthens the fixed overhead (xsi_tf_of); the burst
+ * room caps what one burst adds at min(room, Q - b1), the room being Qb, or Qb_eff(V) < Qb for a
+ * burst that overflows from idle with the relaxing room (xsi_room_of, a function of V only); R
+ * is R(K) with the drain rate per K (xsi_link_of). For a fixed V every formula keeps its form.
  * The start-of-burst map of equal bursts with gap G is f(b) = max(0, e(b) - R*G); docs/model.md
  * derives its smallest fixed point and the three regimes from it. */
 #ifndef XSTAGE_MODEL_INTERNAL_H
@@ -18,9 +22,11 @@
 
 /* Scalars of one (profile, K) pair, resolved once. tmin: the profile's t_min_ns. */
 typedef struct xsi_link {
-  double tf, r, R, Q, um; /* t_fixed ns, issue rate, drain rate (bytes/ns), Q bytes, unfair */
+  double tf, r, R, Q, um; /* t_fixed ns, issue rate, drain rate R(K) (bytes/ns), Q bytes, unfair */
   double tmin;
   double Qb; /* burst room Qb(K) (has_q_burst), else +inf */
+  /* the relaxing room (has_relax): Qr(K) bytes and X0(K) bytes; X0 = +inf: no relaxation */
+  double Qr, X0;
 } xsi_link;
 
 static inline double xsi_r_iss(const xs_link_profile* p, double K) {
@@ -32,17 +38,44 @@ static inline double xsi_r_iss(const xs_link_profile* p, double K) {
 double xsi_capacity(const xs_link_profile* p, double K);
 /* Qb(K), the burst room, by the same interpolation; +inf when the profile has none. */
 double xsi_burst_room(const xs_link_profile* p, double K);
+/* Piecewise-linear interpolation of y[0..p->nq) at K through p->q_k (constant beyond the ends). */
+double xsi_interp_k(const xs_link_profile* p, const double* y, double K);
+/* R(K): p->R, or the interpolation of p->r_k (has_r_k). */
+static inline double xsi_drain_rate(const xs_link_profile* p, double K) {
+  return p->has_r_k ? xsi_interp_k(p, p->r_k, K) : p->R;
+}
 
 static inline xsi_link xsi_link_of(const xs_link_profile* p, double K) {
   xsi_link l;
   l.tf = p->t_fixed_ns;
   l.r = xsi_r_iss(p, K);
-  l.R = p->R;
+  l.R = xsi_drain_rate(p, K);
   l.Q = xsi_capacity(p, K);
   l.um = p->unfair_mean;
   l.tmin = p->t_min_ns;
   l.Qb = xsi_burst_room(p, K);
+  l.Qr = l.Qb;
+  l.X0 = INFINITY;
+  if (p->has_relax) {
+    l.Qr = xsi_interp_k(p, p->q_relax_bytes, K);
+    l.X0 = xsi_interp_k(p, p->relax_bytes, K);
+  }
   return l;
+}
+
+/* The room of a burst of V bytes: Qb (its cap whatever the backlog it finds) or, with the
+ * relaxing room (X0 finite) once it overflows from idle (a = V (1 - R/r) > Q1 = min(Qb, Q)),
+ *   Qb_eff = Qr + (Q1 - Qr) exp(-X / X0),   X = V - Q1 r / (r - R),
+ * X being the bytes it issues at the drain rate from an idle stage, Qr <= Q1. Non-increasing in V
+ * and continuous where it matters (min(room, Q - b) is unchanged at a = Q1), so whether a burst
+ * is free from idle does not change. */
+static inline double xsi_room_of(const xsi_link* l, double V) {
+  if (!(l->X0 < INFINITY) || l->r <= l->R) return l->Qb;
+  const double Q1 = fmin(l->Qb, l->Q);
+  double X = V - Q1 * l->r / (l->r - l->R);
+  if (!(X > 0)) return l->Qb;
+  const double Qr = fmin(l->Qr, Q1);
+  return Qr + (Q1 - Qr) * exp(-X / l->X0);
 }
 
 /* The fixed overhead of a burst of V bytes: t_fixed, or longer when the latency floor t_min
@@ -57,6 +90,9 @@ static inline double xsi_tf_of(const xsi_link* l, double V) {
 static inline xsi_link xsi_link_for(const xsi_link* l, double V) {
   xsi_link m = *l;
   m.tf = xsi_tf_of(l, V);
+  m.Qb = xsi_room_of(l, V); /* the relaxing room folded in for this V, then constant */
+  m.Qr = m.Qb;
+  m.X0 = INFINITY;
   return m;
 }
 
@@ -79,7 +115,8 @@ static inline double xsi_burst_time(const xsi_link* l, double b0, double V, doub
       *b_end = 0.0;
     }
   } else {
-    double room = fmax(0.0, fmin(l->Qb, l->Q - b1)); /* the burst room caps one burst's run */
+    /* the burst room (relaxed for this V) caps one burst's run */
+    double room = fmax(0.0, fmin(xsi_room_of(l, V), l->Q - b1));
     double u = room * l->r / (l->r - l->R); /* bytes issued before the stage is full */
     if (V <= u) {
       *b_end = b1 + V * (1.0 - l->R / l->r);

@@ -6,8 +6,10 @@
  * V* = min(Q, R (t_fixed + G)) / (1 - R/r); with a latency floor t_min > 0 (T0 = max(t_min,
  * t_fixed + V/r)) also every V <= R (t_min + G) with a <= Q is free, so
  * V* = min(Q / (1 - R/r), max(that, R (t_min + G))). With a burst room Qb (one burst adds at
- * most min(Qb, Q - b)) Q becomes min(Q, Qb) in all of this. Each result is checked against the
- * steady state and nudged by one ulp at a time if rounding put it on the wrong side. */
+ * most min(Qb, Q - b)) Q becomes min(Q, Qb) in all of this; R is R(K) with the drain rate per
+ * K, and the relaxing room changes nothing here (it only acts on bursts that overflow from idle,
+ * which no free burst does). Each result is checked against the steady state and nudged by one
+ * ulp at a time if rounding put it on the wrong side. */
 #include "model/model_internal.h"
 
 #include <stdlib.h>
@@ -143,7 +145,9 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
   f.overhead_ns = t - f.compute_ns;
   f.overhead_frac = f.compute_ns > 0 ? f.overhead_ns / f.compute_ns : INFINITY;
   f.total_bytes = V * (double)w->tiles_per_producer;
-  f.serial_ns = f.compute_ns + f.total_bytes / l.R;
+  /* NOTE: the serial baseline is a separate transfer, not issued by these K producers: it
+   * moves at the profile's R, not at R(K) (the drain-rate refinement, docs/model.md §12) */
+  f.serial_ns = f.compute_ns + f.total_bytes / p->R;
   f.speedup_vs_serial = f.serial_ns / f.fused_ns;
   xs_steady s;
   XSI_CHECK(xs_fluid_periodic(&s, p, w->K, V, G));

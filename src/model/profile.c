@@ -43,6 +43,22 @@ xs_result xs_profile_validate(const xs_link_profile* p) {
                 p->q_burst_bytes[i] <= 1e15,
             "profile: field 'q_burst_bytes[%d]' must be in [0, 1e15] bytes (got %g)", i,
             p->q_burst_bytes[i]);
+  XSI_ARG(p->has_r_k == 0 || p->has_r_k == 1, "profile: field 'has_r_k' must be 0 or 1 (got %d)",
+          p->has_r_k);
+  for (int i = 0; p->has_r_k && i < p->nq; i++)
+    XSI_ARG(xsi_finite(p->r_k[i]) && p->r_k[i] > 0 && p->r_k[i] <= 1e9,
+            "profile: field 'r_k[%d]' must be in (0, 1e9] bytes/ns (got %g)", i, p->r_k[i]);
+  XSI_ARG(p->has_relax == 0 || p->has_relax == 1,
+          "profile: field 'has_relax' must be 0 or 1 (got %d)", p->has_relax);
+  for (int i = 0; p->has_relax && i < p->nq; i++) {
+    XSI_ARG(xsi_finite(p->q_relax_bytes[i]) && p->q_relax_bytes[i] >= 0 &&
+                p->q_relax_bytes[i] <= 1e15,
+            "profile: field 'q_relax_bytes[%d]' must be in [0, 1e15] bytes (got %g)", i,
+            p->q_relax_bytes[i]);
+    XSI_ARG(xsi_finite(p->relax_bytes[i]) && p->relax_bytes[i] > 0 && p->relax_bytes[i] <= 1e15,
+            "profile: field 'relax_bytes[%d]' must be in (0, 1e15] bytes (got %g)", i,
+            p->relax_bytes[i]);
+  }
   XSI_ARG(str_ok(p->device, sizeof p->device), "profile: field 'device' is not NUL-terminated");
   XSI_ARG(str_ok(p->transport, sizeof p->transport),
           "profile: field 'transport' is not NUL-terminated");
@@ -53,25 +69,20 @@ xs_result xs_profile_validate(const xs_link_profile* p) {
   return XS_OK;
 }
 
-double xsi_capacity(const xs_link_profile* p, double K) {
-  if (K <= p->q_k[0]) return p->q_bytes[0];
+double xsi_interp_k(const xs_link_profile* p, const double* y, double K) {
+  if (K <= p->q_k[0]) return y[0];
   for (int i = 1; i < p->nq; i++)
     if (K <= p->q_k[i]) {
       double t = (K - p->q_k[i - 1]) / (p->q_k[i] - p->q_k[i - 1]);
-      return p->q_bytes[i - 1] + t * (p->q_bytes[i] - p->q_bytes[i - 1]);
+      return y[i - 1] + t * (y[i] - y[i - 1]);
     }
-  return p->q_bytes[p->nq - 1];
+  return y[p->nq - 1];
 }
 
+double xsi_capacity(const xs_link_profile* p, double K) { return xsi_interp_k(p, p->q_bytes, K); }
+
 double xsi_burst_room(const xs_link_profile* p, double K) {
-  if (!p->has_q_burst) return INFINITY;
-  if (K <= p->q_k[0]) return p->q_burst_bytes[0];
-  for (int i = 1; i < p->nq; i++)
-    if (K <= p->q_k[i]) {
-      double t = (K - p->q_k[i - 1]) / (p->q_k[i] - p->q_k[i - 1]);
-      return p->q_burst_bytes[i - 1] + t * (p->q_burst_bytes[i] - p->q_burst_bytes[i - 1]);
-    }
-  return p->q_burst_bytes[p->nq - 1];
+  return p->has_q_burst ? xsi_interp_k(p, p->q_burst_bytes, K) : INFINITY;
 }
 
 static const char* const g_names[] = {"h200-host", "h200-host-anchors", "h200-hbm", "h200-nvlink",
@@ -93,21 +104,31 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
      * clock-aligned producers, 2,340 sequences; this is `xstage model fit` of the committed
      * per-configuration medians data/h200-host-calibration.csv (a unit test re-fits it).
      * Results and held-out errors: docs/results/calibration-h200.md. */
-    p.t_min_ns = 239.65535024275553;
-    p.t_fixed_ns = 105.88037761089417;
-    p.r_cta = 53.328640309571654;
-    p.r_cap = 5719.7107857477649;
-    p.R = 52.020448814635408;
+    p.t_min_ns = 239.50907895250734;
+    p.t_fixed_ns = 99.834698129448611;
+    p.r_cta = 52.047234274981051;
+    p.r_cap = 5605.1681543675995;
+    p.R = 53.435347539708914; /* R(8); the drain rate per K is r_k */
     p.nq = 5;
     static const double qk[5] = {8, 16, 32, 64, 132};
-    static const double qb[5] = {936263.43361434876, 1222443.2294681154, 1732778.3200873681,
-                                 2064416.1584100514, 3523237.7292713569};
-    /* the burst room Qb(K) (docs/model.md §12); at K = 64 it exceeds Q: inactive there */
-    static const double qr[5] = {888464.39556517848, 981436.20729217015, 1015911.6143821276,
-                                 2456511.7431793306, 2318236.0839983425};
-    p.has_q_burst = 1;
-    for (int i = 0; i < 5; i++) p.q_k[i] = qk[i], p.q_bytes[i] = qb[i], p.q_burst_bytes[i] = qr[i];
-    p.unfair_mean = 0.82052252027433781;
+    static const double qb[5] = {920314.58931287145, 1211139.238029185, 2256718.587009192,
+                                 3137301.9995125127, 3926315.2960057273};
+    /* the burst room Qb(K) (docs/model.md §12); above Q at K = 8 and 132: inactive there */
+    static const double qr[5] = {1605812.4974982601, 980670.96892176848, 1526843.4329156948,
+                                 2101887.3850332708, 4016113.7213821313};
+    /* the drain rate R(K) and the relaxing room Qr(K), X0(K) (docs/model.md §12) */
+    static const double rk[5] = {53.435347539708914, 52.959558408460055, 52.980120541257214,
+                                 52.611560956188171, 50.381918779756646};
+    static const double qx[5] = {679991.69957440137, 678289.23302003997, 704028.19221128256,
+                                 708454.46614022763, 1658440.7742649142};
+    static const double x0[5] = {245.14049414660573, 767255.24326388072, 467286.84068483341,
+                                 1974573.7710750818, 193890.64933097374};
+    p.has_q_burst = p.has_r_k = p.has_relax = 1;
+    for (int i = 0; i < 5; i++) {
+      p.q_k[i] = qk[i], p.q_bytes[i] = qb[i], p.q_burst_bytes[i] = qr[i];
+      p.r_k[i] = rk[i], p.q_relax_bytes[i] = qx[i], p.relax_bytes[i] = x0[i];
+    }
+    p.unfair_mean = 0.82027772842959168;
     p.calibrated = 1;
     set_str(p.transport, sizeof p.transport, "host");
     set_str(p.date, sizeof p.date, "2026-11-29");
@@ -193,6 +214,24 @@ xs_result xs_burst_room(double* q_bytes, const xs_link_profile* p, double K) {
   return XS_OK;
 }
 
+xs_result xs_burst_room_for(double* q_bytes, const xs_link_profile* p, double K, double V) {
+  XSI_ARG(q_bytes != NULL, "q_bytes is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
+  xsi_link l = xsi_link_of(p, K);
+  *q_bytes = xsi_room_of(&l, V);
+  return XS_OK;
+}
+
+xs_result xs_drain_rate(double* R, const xs_link_profile* p, double K) {
+  XSI_ARG(R != NULL, "R is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  XSI_ARG(xsi_finite(K) && K >= 1, "K must be >= 1 (got %g)", K);
+  *R = xsi_drain_rate(p, K);
+  return XS_OK;
+}
+
 const char* xs_regime_name(xs_regime r) {
   switch (r) {
   case XS_REGIME_FREE: return "backpressure-free";
@@ -210,7 +249,7 @@ xs_result xs_predict_closed(double* t_iss_ns, const xs_link_profile* p, double K
   XSI_ARG(xsi_finite(V) && V >= 0, "V must be finite and >= 0 (got %g)", V);
   XSI_ARG(!isnan(G) && G >= 0, "G must be >= 0 (got %g)", G);
   double t0 = fmax(p->t_min_ns, p->t_fixed_ns + V / xsi_r_iss(p, K));
-  double d = V / p->R - G;
+  double d = V / xsi_drain_rate(p, K) - G; /* R(K): R unless the profile has r_k */
   *t_iss_ns = d > t0 ? d : t0;
   return XS_OK;
 }

@@ -41,22 +41,27 @@ xs_result xs_profile_to_json(char** out_json, const xs_link_profile* p) {
     xsi_sb_json_number(&sb, p->t_min_ns);
     xsi_sb_puts(&sb, ",\n");
   }
-  for (int pass = 0; pass < 2; pass++) {
-    xsi_sb_puts(&sb, pass ? "  \"q_bytes\": [" : "  \"q_k\": [");
+  /* the arrays at q_k; the refinements' (burst room Qb(K), drain rate R(K), relaxing room
+   * Qr(K) and X0(K)) only when set, so a profile without them is written as before */
+  const struct { const char* k; const double* v; int on; } arrs[] = {
+      {"q_k", p->q_k, 1},
+      {"q_bytes", p->q_bytes, 1},
+      {"q_burst_bytes", p->q_burst_bytes, p->has_q_burst},
+      {"r_k", p->r_k, p->has_r_k},
+      {"q_relax_bytes", p->q_relax_bytes, p->has_relax},
+      {"relax_bytes", p->relax_bytes, p->has_relax}};
+  int first = 1;
+  for (size_t a = 0; a < sizeof arrs / sizeof arrs[0]; a++) {
+    if (!arrs[a].on) continue;
+    xsi_sb_printf(&sb, "%s  \"%s\": [", first ? "" : ",\n", arrs[a].k);
+    first = 0;
     for (int i = 0; i < p->nq; i++) {
       if (i) xsi_sb_puts(&sb, ", ");
-      xsi_sb_json_number(&sb, pass ? p->q_bytes[i] : p->q_k[i]);
+      xsi_sb_json_number(&sb, arrs[a].v[i]);
     }
-    xsi_sb_puts(&sb, pass && !p->has_q_burst ? "]\n" : "],\n");
+    xsi_sb_puts(&sb, "]");
   }
-  if (p->has_q_burst) { /* the burst room Qb(K) at q_k: written only when set */
-    xsi_sb_puts(&sb, "  \"q_burst_bytes\": [");
-    for (int i = 0; i < p->nq; i++) {
-      if (i) xsi_sb_puts(&sb, ", ");
-      xsi_sb_json_number(&sb, p->q_burst_bytes[i]);
-    }
-    xsi_sb_puts(&sb, "]\n");
-  }
+  xsi_sb_puts(&sb, "\n");
   xsi_sb_puts(&sb, "}\n");
   xs_result r = xsi_sb_status(&sb);
   if (r != XS_OK) {
@@ -152,6 +157,23 @@ xs_result xs_profile_from_json(xs_link_profile* out, const char* text, size_t le
                name, xsi_json_get(root, "q_burst_bytes")->line, nk, nqb);
     p.has_q_burst = 1;
   }
+  /* optional arrays at q_k: the drain rate R(K), the relaxing room Qr(K) and X0(K) */
+  const struct { const char* k; double* v; int* on; } opt[] = {
+      {"r_k", p.r_k, &p.has_r_k},
+      {"q_relax_bytes", p.q_relax_bytes, &p.has_relax},
+      {"relax_bytes", p.relax_bytes, &p.has_relax}};
+  for (size_t a = 0; a < sizeof opt / sizeof opt[0]; a++) {
+    if (!xsi_json_get(root, opt[a].k)) continue;
+    int m = 0;
+    XSI_CHECK_GOTO(get_array(opt[a].v, &m, root, opt[a].k, name), res, fail);
+    if (m != nk)
+      XSI_FAIL(res, XS_ERR_PARSE, fail, "%s:%d: 'q_k' has %d entries but '%s' has %d", name,
+               xsi_json_get(root, opt[a].k)->line, nk, opt[a].k, m);
+    *opt[a].on = 1;
+  }
+  if (p.has_relax && !(xsi_json_get(root, "q_relax_bytes") && xsi_json_get(root, "relax_bytes")))
+    XSI_FAIL(res, XS_ERR_PARSE, fail, "%s:%d: 'q_relax_bytes' and 'relax_bytes' go together",
+             name, root->line);
   XSI_CHECK_GOTO(get_str(p.device, sizeof p.device, root, "device", name), res, fail);
   XSI_CHECK_GOTO(get_str(p.transport, sizeof p.transport, root, "transport", name), res, fail);
   XSI_CHECK_GOTO(get_str(p.flavour, sizeof p.flavour, root, "flavour", name), res, fail);

@@ -10,7 +10,9 @@
  * overhead for the given V (xsi_link_for): every formula above holds with tf = that overhead.
  * The refinement Qb (burst room: one burst adds at most min(Qb, Q - b) to the stage) replaces a
  * by min(a, Qb) in f, which keeps f monotone with slopes 0 and 1: the same fixed points with
- * that a. The stall of a burst is max(0, a - min(Qb, Q - max(0, b - R*tf))) / R. */
+ * that a. The stall of a burst is max(0, a - min(Qb, Q - max(0, b - R*tf))) / R. The relaxing
+ * room makes Qb a function of V alone (Qb_eff(V), folded in by xsi_link_for), so for equal
+ * bursts it is again a constant and nothing above changes; R is R(K). */
 #include "model/model_internal.h"
 
 

@@ -598,7 +598,7 @@ xs_result xs_calib_predicted_settle_gap(double* G_ns, const xs_link_profile* p, 
     return XS_OK;
   }
   /* steady T_iss does not grow with G; at G = V/R + first the stage empties every period */
-  double lo = 0, hi = V / p->R + first + 1.0;
+  double lo = 0, hi = V / xsi_drain_rate(p, K) + first + 1.0;
   XSI_CHECK(xs_fluid_periodic(&st, p, K, V, hi));
   for (int i = 0; i < 8 && st.t_iss_ns > (1.0 + tol) * first; i++) {
     hi *= 2;
@@ -626,7 +626,7 @@ xs_result xs_calib_predicted_settle_gap(double* G_ns, const xs_link_profile* p, 
 static xs_result centre_gap(double* G, const xs_link_profile* p, int K, double V) {
   double g = 0;
   XSI_CHECK(xs_calib_predicted_settle_gap(&g, p, (double)K, V, 0.05));
-  if (!isfinite(g)) g = V / p->R;
+  if (!isfinite(g)) g = V / xsi_drain_rate(p, (double)K);
   *G = g < 1000.0 ? 1000.0 : g;
   return XS_OK;
 }
@@ -652,7 +652,7 @@ static xs_result plan_probes(plan_ctx* c) {
   for (int i = 0; i < nk; i++)
     for (int j = 0; j < nv; j++)
       if (vs[j] <= maxV) {
-        double G = 2.0 * vs[j] / c->p->R + 10e3;
+        double G = 2.0 * vs[j] / xsi_drain_rate(c->p, (double)ks[i]) + 10e3;
         XSI_CHECK(add_point(c, XS_PHASE_T0, ks[i], vs[j], G < 20e3 ? 20e3 : G, 4, 0, 0));
       }
   /* R: long back-to-back sequences of 4 MiB bursts. */

@@ -19,6 +19,10 @@ static int g_tmin = 0;
 /* 1: random profiles also carry the burst room q_burst_bytes (the second refinement), below or
  * above Q; the property tests run a third time with both refinements. */
 static int g_room = 0;
+/* 1: random profiles also carry the drain rate per K r_k and the relaxing room q_relax_bytes /
+ * relax_bytes (the third refinement, docs/model.md §12); the property tests run again with them,
+ * with and without the other two. */
+static int g_relax = 0;
 
 /* A random valid profile where backpressure is possible (r_iss(K) > R for large K). */
 static xs_link_profile random_profile(void) {
@@ -36,7 +40,39 @@ static xs_link_profile random_profile(void) {
     p.has_q_burst = 1;
     for (int i = 0; i < 3; i++) p.q_burst_bytes[i] = lurand(32e3, 8e6);
   }
+  if (g_relax) {
+    p.has_r_k = p.has_relax = 1;
+    for (int i = 0; i < 3; i++) {
+      p.r_k[i] = p.R * lurand(0.6, 1.5);
+      p.q_relax_bytes[i] = lurand(16e3, 8e6); /* below or above the room it relaxes from */
+      p.relax_bytes[i] = lurand(1e4, 1e7);
+    }
+  }
   return p;
+}
+
+/* Independent of the library: piecewise-linear interpolation through (q_k, y), constant beyond
+ * the ends; R(K); the room of one burst of V bytes with the relaxing room:
+ * Qr + (Q1 - Qr) exp(-X / X0) once it overflows Q1 = min(Qb, Q) from idle (X = V - Q1 r/(r - R)
+ * bytes issued at the drain rate), Qb otherwise. */
+static double interp(const xs_link_profile* p, const double* y, double K) {
+  if (K <= p->q_k[0]) return y[0];
+  for (int i = 1; i < p->nq; i++)
+    if (K <= p->q_k[i])
+      return y[i - 1] + (K - p->q_k[i - 1]) / (p->q_k[i] - p->q_k[i - 1]) * (y[i] - y[i - 1]);
+  return y[p->nq - 1];
+}
+static double drain_of(const xs_link_profile* p, double K) {
+  return p->has_r_k ? interp(p, p->r_k, K) : p->R;
+}
+static double room_of(const xs_link_profile* p, double K, double V) {
+  double Qb = p->has_q_burst ? interp(p, p->q_burst_bytes, K) : INFINITY;
+  double r = fmin(K * p->r_cta, p->r_cap), R = drain_of(p, K);
+  if (!p->has_relax || r <= R) return Qb;
+  double Q1 = fmin(Qb, interp(p, p->q_bytes, K)), X = V - Q1 * r / (r - R);
+  if (!(X > 0)) return Qb;
+  double Qr = fmin(interp(p, p->q_relax_bytes, K), Q1);
+  return Qr + (Q1 - Qr) * exp(-X / interp(p, p->relax_bytes, K));
 }
 
 /* Brute-force reference: explicit time stepping of the queue (issue while b < Q, else at R).
@@ -44,24 +80,24 @@ static xs_link_profile random_profile(void) {
  * after its fixed overhead. */
 static void brute(double* T, const xs_link_profile* p, double K, const xs_burst* bs, size_t n,
                   double dt) {
-  double r = K * p->r_cta < p->r_cap ? K * p->r_cta : p->r_cap, Q, Qb, b = 0;
+  double r = K * p->r_cta < p->r_cap ? K * p->r_cta : p->r_cap, Q, b = 0;
+  const double R = drain_of(p, K); /* R(K) with the drain-rate refinement */
   xs_capacity(&Q, p, K);
-  xs_burst_room(&Qb, p, K);
   for (size_t i = 0; i < n; i++) {
-    for (double t = 0; t < bs[i].gap_ns; t += dt) b = fmax(0, b - p->R * fmin(dt, bs[i].gap_ns - t));
+    for (double t = 0; t < bs[i].gap_ns; t += dt) b = fmax(0, b - R * fmin(dt, bs[i].gap_ns - t));
     double t = 0, left = bs[i].V;
     double tf = fmax(p->t_fixed_ns, p->t_min_ns - bs[i].V / r); /* the floor overlaps the issue */
     for (double u = 0; u < tf; u += dt) {
       double h = fmin(dt, tf - u);
-      b = fmax(0, b - p->R * h), t += h;
+      b = fmax(0, b - R * h), t += h;
     }
-    const double cap = fmin(Q, b + Qb); /* the burst room */
+    const double cap = fmin(Q, b + room_of(p, K, bs[i].V)); /* the burst room (relaxed) */
     while (left > 0) {
       double x = r * dt;
       if (x > left) x = left;
-      if (b + x - p->R * dt > cap) x = fmax(0, cap - b + p->R * dt);
+      if (b + x - R * dt > cap) x = fmax(0, cap - b + R * dt);
       double h = x < r * dt ? (x == left ? x / r : dt) : dt;
-      b = fmax(0, b + x - p->R * h);
+      b = fmax(0, b + x - R * h);
       left -= x, t += h;
     }
     T[i] = t;
@@ -72,34 +108,37 @@ static void test_limits(void) {
   for (int it = 0; it < 200; it++) {
     xs_link_profile p = random_profile();
     double K = floor(lurand(1, 128)), V = lurand(1e3, 1e8), t0, Q, Qb, closed;
+    const double R = drain_of(&p, K);
     XT_CHECK(xs_t0_iss(&t0, &p, K, V) == XS_OK);
     xs_capacity(&Q, &p, K);
     xs_burst_room(&Qb, &p, K);
     Q = fmin(Q, Qb); /* what one burst may add (Q without a burst room) */
     xs_steady s;
-    /* G -> inf: every burst is T0 unless one burst alone overflows Q */
+    /* G -> inf: every burst is T0 unless one burst alone overflows Q (the relaxing room only
+     * acts on a burst that does) */
     XT_CHECK(xs_fluid_periodic(&s, &p, K, V, INFINITY) == XS_OK);
     double r = fmin(K * p.r_cta, p.r_cap);
-    if (r <= p.R || V * (1 - p.R / r) <= Q) XT_NEAR(s.t_iss_ns, t0, 1e-12);
+    if (r <= R || V * (1 - R / r) <= Q) XT_NEAR(s.t_iss_ns, t0, 1e-12);
+    else XT_CHECK(s.t_iss_ns > t0);
     XT_CHECK(xs_predict_closed(&closed, &p, K, V, INFINITY) == XS_OK);
     XT_NEAR(closed, t0, 1e-12);
-    /* V >> Q, G = 0, r > R: V/R per burst in steady state */
-    double Vb = 1e4 * Q + 1e9;
-    if (r > p.R * 1.01 && Q > p.R * fmax(p.t_fixed_ns, p.t_min_ns - Vb / r)) {
+    /* V >> Q, G = 0, r > R: V/R per burst in steady state, R = R(K) */
+    double Vb = 1e4 * Q + 1e9, Qv = fmin(Q, room_of(&p, K, Vb)); /* the room of such a burst */
+    if (r > R * 1.01 && Qv > R * fmax(p.t_fixed_ns, p.t_min_ns - Vb / r)) {
       XT_CHECK(xs_fluid_periodic(&s, &p, K, Vb, 0) == XS_OK);
-      XT_NEAR(s.t_iss_ns, Vb / p.R, 1e-9);
+      XT_NEAR(s.t_iss_ns, Vb / R, 1e-9);
       XT_EQ_INT(s.regime, XS_REGIME_DRAIN);
       /* 6 bursts; with a burst room Qb < Q the backlog climbs by Qb - R tf per burst until it
        * reaches Q: that many more */
       double Qf, tfb = fmax(p.t_fixed_ns, p.t_min_ns - Vb / r);
       xs_capacity(&Qf, &p, K);
-      double climb = Q < Qf ? ceil((Qf - Q) / (Q - p.R * tfb)) : 0.0;
+      double climb = Qv < Qf ? ceil((Qf - Qv) / (Qv - R * tfb)) : 0.0;
       size_t nb = 6 + (size_t)fmin(climb, 1e6);
       xs_burst* bs = malloc(nb * sizeof *bs);
       xs_burst_result* out = malloc(nb * sizeof *out);
       for (size_t i = 0; i < nb; i++) bs[i].V = Vb, bs[i].gap_ns = 0;
       XT_CHECK(xs_fluid_simulate(out, NULL, &p, K, bs, nb) == XS_OK);
-      XT_NEAR(out[nb - 1].t_iss_ns, Vb / p.R, 1e-9);
+      XT_NEAR(out[nb - 1].t_iss_ns, Vb / R, 1e-9);
       free(bs);
       free(out);
     }
@@ -170,7 +209,15 @@ static void test_steady_vs_simulation(void) {
     XT_CHECK(xs_fluid_periodic(&s, &p, K, V, G) == XS_OK);
     XT_CHECK(s.closed_form == 1);
     if (s.bursts_to_steady > 100000) continue;
-    size_t n = (size_t)s.bursts_to_steady + 400;
+    /* the backlog can climb for many bursts while T_iss barely moves (each burst throttled by
+     * its room, not by Q): simulate until it has reached its fixed point as well */
+    double r = fmin(K * p.r_cta, p.r_cap), R = drain_of(&p, K), Q;
+    xs_capacity(&Q, &p, K);
+    double tf = fmax(p.t_fixed_ns, p.t_min_ns - V / r);
+    double a = fmin(V * (1 - R / r), room_of(&p, K, V)), d = a - R * (tf + G);
+    double climb = r > R && d > 0 ? ceil((Q - R * G - fmax(0, fmin(Q, a) - R * G)) / d) + 2 : 0;
+    if (climb > 2e5) continue;
+    size_t n = (size_t)s.bursts_to_steady + 400 + (size_t)fmax(climb, 0);
     xs_burst* bs = malloc(n * sizeof *bs);
     xs_burst_result* out = malloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) bs[i].V = V, bs[i].gap_ns = G;
@@ -184,7 +231,7 @@ static void test_steady_vs_simulation(void) {
     double t0;
     xs_t0_iss(&t0, &p, K, V);
     if (s.regime == XS_REGIME_FREE) XT_NEAR(s.t_iss_ns, t0, 1e-12);
-    if (s.regime == XS_REGIME_DRAIN) XT_NEAR(s.t_iss_ns, V / p.R - G, 1e-9);
+    if (s.regime == XS_REGIME_DRAIN) XT_NEAR(s.t_iss_ns, V / drain_of(&p, K) - G, 1e-9);
     if (s.regime == XS_REGIME_CAPACITY) {
       XT_CHECK(s.t_iss_first_ns > t0);
       XT_NEAR(s.t_iss_ns, s.t_iss_first_ns, 1e-9);
@@ -198,6 +245,7 @@ static void test_multi(void) {
   for (int it = 0; it < 100; it++) {
     xs_link_profile p = random_profile();
     p.nq = 1;
+    p.has_relax = 0; /* xs_fluid_simulate_multi has R(K), not the rooms of one burst */
     double K = floor(lurand(1, 128));
     double V[8], gap[8], T1[8], T2[8];
     xs_burst bs[8];
@@ -212,7 +260,7 @@ static void test_multi(void) {
     for (int i = 0; i < 8; i++) XT_NEAR(T1[i], out[i].t_iss_ns, 1e-9);
     /* two equal stages with half the bytes each == one stage with 2Q and 2R */
     xs_link_profile dbl = p;
-    dbl.R *= 2, dbl.q_bytes[0] *= 2;
+    dbl.R *= 2, dbl.q_bytes[0] *= 2, dbl.r_k[0] *= 2; /* R(K) too when the profile has it */
     const xs_link_profile* two[2] = {&p, &p};
     double V2[16];
     for (int i = 0; i < 8; i++) V2[2 * i] = V2[2 * i + 1] = V[i] / 2;
@@ -453,7 +501,23 @@ int main(void) {
   XT_RUN(test_monotone);
   XT_RUN(test_conservation_and_brute);
   XT_RUN(test_steady_vs_simulation);
-  g_room = 0;
+  g_relax = 1; /* the drain rate per K and the relaxing room, with the burst room */
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  g_tmin = 1; /* all four refinements */
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  g_tmin = 0, g_room = 0; /* the relaxing room from Q alone (no burst room) */
+  XT_RUN(test_limits);
+  XT_RUN(test_monotone);
+  XT_RUN(test_conservation_and_brute);
+  XT_RUN(test_steady_vs_simulation);
+  XT_RUN(test_multi); /* one stage with R(K) is xs_fluid_simulate */
+  g_relax = 0;
   XT_RUN(test_tmin);
   XT_RUN(test_burst_room);
   XT_RUN(test_multi);
