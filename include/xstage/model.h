@@ -261,6 +261,10 @@ typedef struct xs_fit_report {
   xs_error_stats fluid_transition, closed_transition;
   double rms_rel_residual; /* on the fitted rows */
   int iterations;
+  /* per held-out POINT (configuration: transport, K, V, G, seq): the relative error of the
+   * total issue time of its bursts, sum(predicted) / sum(measured) - 1 (xs_model_evaluate_points) */
+  xs_error_stats fluid_point_holdout, closed_point_holdout;
+  xs_error_stats fluid_point_transition, closed_point_transition; /* held-out points near it */
 } xs_fit_report;
 
 /* Fit t_fixed, r_cta, r_cap, R, Q(K) (one point per distinct K in the data) and unfair_mean
@@ -274,6 +278,14 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
  * all rows). */
 xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
                             const xs_link_profile* p, const uint8_t* mask, uint8_t want);
+
+/* The same per point of a sweep: rows with the same transport, K, V, G and seq form one
+ * configuration (one measured sequence); its error is sum(predicted T_iss) / sum(measured) - 1
+ * over its rows, i.e. of the time the sequence's bursts held the producers. A point counts when
+ * all its rows have mask[i] == want (mask NULL: every point). */
+xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed,
+                                   const xs_dataset* d, const xs_link_profile* p,
+                                   const uint8_t* mask, uint8_t want);
 
 /* ---------------------------------------------------------------------------- planning ----- */
 

@@ -178,7 +178,9 @@ static int model_fit(int argc, char** argv) {
     stats_json("fluid_holdout", &rep.fluid_holdout, 0);
     stats_json("closed_holdout", &rep.closed_holdout, 0);
     stats_json("fluid_transition", &rep.fluid_transition, 0);
-    stats_json("closed_transition", &rep.closed_transition, 1);
+    stats_json("closed_transition", &rep.closed_transition, 0);
+    stats_json("fluid_point_holdout", &rep.fluid_point_holdout, 0);
+    stats_json("closed_point_holdout", &rep.closed_point_holdout, 1);
     printf("  }\n}\n");
     return 0;
   }
@@ -192,7 +194,9 @@ static int model_fit(int argc, char** argv) {
   stats_row("fitted", &rep.fluid_fit, &rep.closed_fit);
   stats_row("held out", &rep.fluid_holdout, &rep.closed_holdout);
   stats_row("held out, transition", &rep.fluid_transition, &rep.closed_transition);
-  printf("(transition: G within +-50%% of the smallest free gap for the row's K and V)\n");
+  stats_row("held-out points", &rep.fluid_point_holdout, &rep.closed_point_holdout);
+  printf("(transition: G within +-50%% of the smallest free gap for the row's K and V; points: "
+         "the total issue time of each held-out (K, V, G) sequence)\n");
   printf("wrote %s\n", out);
   return 0;
 }

@@ -281,3 +281,58 @@ xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const
   free(buf);
   return r;
 }
+
+/* ------------------------------------------------------------ per-point errors ----- */
+
+static const xs_sample* g_pt_s; /* for the sort (single-threaded use) */
+static int cmp_point(const void* a, const void* b) {
+  const xs_sample *x = &g_pt_s[*(const size_t*)a], *y = &g_pt_s[*(const size_t*)b];
+  int t = strcmp(x->transport, y->transport);
+  if (t) return t;
+  if (x->K != y->K) return x->K < y->K ? -1 : 1;
+  if (x->V != y->V) return x->V < y->V ? -1 : 1;
+  if (x->G != y->G) return x->G < y->G ? -1 : 1;
+  if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+  return x->burst_index < y->burst_index ? -1 : x->burst_index > y->burst_index;
+}
+static int same_point(const xs_sample* x, const xs_sample* y) {
+  return x->K == y->K && x->V == y->V && x->G == y->G && x->seq == y->seq &&
+         !strcmp(x->transport, y->transport);
+}
+
+xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed,
+                                   const xs_dataset* d, const xs_link_profile* p,
+                                   const uint8_t* mask, uint8_t want) {
+  XSI_ARG(d != NULL, "dataset is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  size_t n = d->n;
+  double* buf = malloc((4 * n + 1) * sizeof *buf);
+  size_t* order = malloc((n + 1) * sizeof *order);
+  if (!buf || !order) {
+    free(buf), free(order);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate points: %zu rows", n);
+  }
+  double *pf = buf, *pc = buf + n, *relf = buf + 2 * n, *relc = buf + 3 * n;
+  xs_dataset_predict(pf, pc, d, p);
+  for (size_t i = 0; i < n; i++) order[i] = i;
+  g_pt_s = d->s;
+  qsort(order, n, sizeof *order, cmp_point);
+  size_t m = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    double meas = 0, sf = 0, sc = 0;
+    int in = 1;
+    for (; j < n && same_point(&d->s[order[i]], &d->s[order[j]]); j++) {
+      size_t r = order[j];
+      meas += d->s[r].t_iss_ns, sf += pf[r], sc += pc[r];
+      in &= !mask || mask[r] == want;
+    }
+    if (in && meas > 0) relf[m] = sf / meas - 1.0, relc[m] = sc / meas - 1.0, m++;
+    i = j;
+  }
+  xs_result r = XS_OK;
+  if (fluid) r = xsi_error_stats(fluid, relf, m);
+  if (closed && r == XS_OK) r = xsi_error_stats(closed, relc, m);
+  free(buf), free(order);
+  return r;
+}

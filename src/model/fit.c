@@ -615,6 +615,12 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
     XSI_CHECK_GOTO(
         xs_model_evaluate(&rp.fluid_transition, &rp.closed_transition, d, &p, tmask, 1), res,
         fail);
+    XSI_CHECK_GOTO(xs_model_evaluate_points(&rp.fluid_point_holdout, &rp.closed_point_holdout, d,
+                                            &p, mark, 1),
+                   res, fail);
+    XSI_CHECK_GOTO(xs_model_evaluate_points(&rp.fluid_point_transition,
+                                            &rp.closed_point_transition, d, &p, tmask, 1),
+                   res, fail);
     residuals(work, &c, th);
     double ss = 0;
     for (size_t i = 0; i < c.n; i++) ss += work[i] * work[i];

@@ -481,7 +481,47 @@ static void test_burst_room(void) {
   XT_CHECK(strstr(xs_last_error(), "q_burst_bytes") != NULL);
 }
 
+/* Per-point errors: rows group by (transport, K, V, G, seq); the error of a point is that of
+ * the sum of its bursts; the mask selects whole points. */
+static void test_points(void) {
+  xs_link_profile p;
+  XT_EQ_INT(xs_profile_default(&p, "h200-host"), XS_OK);
+  xs_sample s[12];
+  memset(s, 0, sizeof s);
+  for (int i = 0; i < 12; i++) {
+    snprintf(s[i].transport, sizeof s[i].transport, "host");
+    s[i].K = i < 6 ? 16 : 32; /* two points of 6 bursts, rows interleaved below */
+    s[i].V = 1048576.0, s[i].G = 5000.0, s[i].burst_index = i % 6, s[i].t_iss_ns = 1.0;
+  }
+  xs_dataset* d = NULL;
+  XT_EQ_INT(xs_dataset_from_samples(&d, s, 12), XS_OK);
+  double pf[12], pc[12];
+  XT_EQ_INT(xs_dataset_predict(pf, pc, d, &p), XS_OK);
+  xs_dataset_destroy(d);
+  for (int i = 0; i < 12; i++) s[i].t_iss_ns = pf[i]; /* the model's own values */
+  s[0].t_iss_ns = pf[0] + 0.25 * pf[0];               /* point 1: one burst measured 25% slower */
+  XT_EQ_INT(xs_dataset_from_samples(&d, s, 12), XS_OK);
+  xs_error_stats f, c;
+  XT_EQ_INT(xs_model_evaluate_points(&f, &c, d, &p, NULL, 0), XS_OK);
+  XT_EQ_INT((int)f.n, 2);
+  double sum = 0;
+  for (int i = 0; i < 6; i++) sum += pf[i];
+  double want = 1.0 - sum / (sum + 0.25 * pf[0]); /* |sum(pred) / sum(meas) - 1| of point 1 */
+  XT_NEAR(f.max, want, 1e-12);
+  XT_CHECK(want > 0.001); /* the check can fail */
+  uint8_t mask[12];
+  for (int i = 0; i < 12; i++) mask[i] = i >= 6; /* point 2 only: exact */
+  XT_EQ_INT(xs_model_evaluate_points(&f, NULL, d, &p, mask, 1), XS_OK);
+  XT_EQ_INT((int)f.n, 1);
+  XT_NEAR(f.max, 0.0, 1e-12);
+  mask[6] = 0; /* a point whose rows are split by the mask does not count */
+  XT_EQ_INT(xs_model_evaluate_points(&f, NULL, d, &p, mask, 1), XS_OK);
+  XT_EQ_INT((int)f.n, 0);
+  xs_dataset_destroy(d);
+}
+
 int main(void) {
+  XT_RUN(test_points);
   XT_RUN(test_limits);
   XT_RUN(test_monotone);
   XT_RUN(test_conservation_and_brute);
