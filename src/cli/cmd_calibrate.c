@@ -86,6 +86,10 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
          p->t_min_ns, p->t_fixed_ns, p->r_cta, p->r_cap, p->R, p->unfair_mean);
   for (int i = 0; i < p->nq; i++)
     printf(" %.0f:%s", p->q_k[i], cli_fmt_bytes(b1, sizeof b1, p->q_bytes[i]));
+  if (p->has_r_k) {
+    printf("; R(K) GB/s:");
+    for (int i = 0; i < p->nq; i++) printf(" %.0f:%.2f", p->q_k[i], p->r_k[i]);
+  }
   printf("\n");
   const xs_fit_report* f = &r->fit;
   const int host = !strcmp(p->transport, "host");

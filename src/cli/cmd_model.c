@@ -40,13 +40,25 @@ void mcli_describe(FILE* f, const char* label, const xs_link_profile* p) {
             p->t_fixed_ns, p->r_cta, p->r_cap);
   else
     fprintf(f, "  T0 = %.4g ns + V / min(K x %.4g, %.4g) B/ns;", p->t_fixed_ns, p->r_cta, p->r_cap);
-  fprintf(f, "  R = %.4g GB/s;  Q(K):", p->R);
+  if (p->has_r_k) {
+    fprintf(f, "  R(K) GB/s:");
+    for (int i = 0; i < p->nq; i++) fprintf(f, " %g:%.4g", p->q_k[i], p->r_k[i]);
+    fprintf(f, ";  Q(K):");
+  } else {
+    fprintf(f, "  R = %.4g GB/s;  Q(K):", p->R);
+  }
   for (int i = 0; i < p->nq; i++)
     fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_bytes[i]));
   if (p->has_q_burst) {
     fprintf(f, ";  burst room Qb(K):");
     for (int i = 0; i < p->nq; i++)
       fprintf(f, " %g:%s", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_burst_bytes[i]));
+  }
+  if (p->has_relax) {
+    fprintf(f, ";  relaxing room Qr(K) / X0(K):");
+    for (int i = 0; i < p->nq; i++)
+      fprintf(f, " %g:%s/%.3g B", p->q_k[i], cli_fmt_bytes(q, sizeof q, p->q_relax_bytes[i]),
+              p->relax_bytes[i]);
   }
   fprintf(f, ";  mean producer at %.3g of the stall\n  method: %s\n", p->unfair_mean, p->method);
 }
