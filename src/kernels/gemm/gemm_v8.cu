@@ -123,12 +123,29 @@ __device__ __forceinline__ int v8_pair(const xsg_params& p, const int32_t* table
   return mine ? 1 : 2;
 }
 
+/* mbarrier.arrive.release.cta.shared::cluster.b64 _, [addr]: one arrival on the barrier at
+ * shared::cluster address `addr` (from xs_mapa_u32: this CTA's or the partner's), with release
+ * semantics at CTA scope, the PTX default (CUTLASS's ClusterBarrier::arrive(cta_id) emits the
+ * same). On sm_90 this is a bare SYNCS.ARRIVE.TRANS64.RED.
+ * NOTE: not xs_mbar_arrive_cluster (`.release.cluster`): ptxas (CUDA 13.0, sm_90a) puts
+ * MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR in front of every such arrival, i.e. two
+ * GPU-scope fences per consumer warp and k-block, between one k-block's wgmma and the next; in
+ * the first H200 measurement v8 ran at 0.56-0.58x of v3 (README, "Tuning round 6", diagnosis).
+ * Nothing here needs the wider release: the slot's hazard is write-after-read between the
+ * consumers' wgmma reads (finished: the caller returned from wgmma.wait_group) and the
+ * producers' TMA writes (async proxy, issued after the producer observed the phase); no
+ * generic-proxy data crosses CTAs through this barrier. */
+__device__ __forceinline__ void v8_arrive(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr)
+               : "memory");
+}
+
 /* A consumer warp gives slot `bar`'s round back: one arrival on the empty barrier of each CTA of
- * the cluster (the partner's producer multicasts into this CTA's slot too), release at cluster
- * scope, after the wgmma reads of the slot have retired (the caller waited for them). */
+ * the cluster (the partner's producer multicasts into this CTA's slot too), after the wgmma reads
+ * of the slot have retired (the caller waited for them). */
 __device__ __forceinline__ void v8_release(uint64_t* bar) {
-  xs_mbar_arrive_cluster(xs_mapa_u32(bar, 0));
-  xs_mbar_arrive_cluster(xs_mapa_u32(bar, 1));
+  v8_arrive(xs_mapa_u32(bar, 0));
+  v8_arrive(xs_mapa_u32(bar, 1));
 }
 
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
@@ -214,8 +231,11 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
          * CTA receives its A tile (when its tile has work) and both B halves. */
         const uint32_t bytes = (work == 1 ? cfg::A_BYTES : 0) + cfg::B_BYTES;
         for (int kb = 0; kb < k_blocks; kb++) {
-          /* Released by both CTAs' consumers: this producer's multicast writes into both. */
-          xsg_wait_timed_cluster(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
+          /* Released by both CTAs' consumers: this producer's multicast writes into both.
+           * NOTE: CTA-scope acquire (as CUTLASS's cluster pipelines): xsg_wait_timed_cluster's
+           * `.acquire.cluster` adds a CCTL.IVALL (L1 invalidate) after every successful wait
+           * and orders nothing the TMA writes that follow need (see v8_arrive). */
+          xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
           xs_mbar_arrive_expect_tx(&full[s], bytes);
@@ -232,7 +252,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
        * ran, i.e. the next STAGES waits the loop would have made. A consumer stuck on a full
        * barrier (a lost byte count) then traps here instead of hanging the launch. */
       for (int i = 0; i < cfg::STAGES; i++) {
-        xsg_wait_timed_cluster(&empty[s], phase ^ 1);
+        xsg_wait_timed(&empty[s], phase ^ 1);
         if (++s == cfg::STAGES) {
           s = 0;
           phase ^= 1;
