@@ -66,12 +66,16 @@ typedef enum xs_gemm_version {
                      through TMA multicast. Explicit only (AUTO does not pick it). Not with
                      ORDER_LIST (xs_gemm_run: XS_ERR_UNSUPPORTED) nor CONTIG with more than 256
                      experts; max_ctas is rounded down to whole clusters of two (at least 2) */
+  XS_GEMM_V9 = 9, /* Hopper: v7's kernel with token tiles of 128 rows for any M: tiles 128 x 128
+                     output columns (64 with SiLU*mul), each consumer warpgroup its own tile
+                     stream, so one tile's epilogue overlaps the other stream's main loop.
+                     Explicit only (AUTO does not pick it); every feature of v7 */
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
   XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8, 16-byte stores on v4/v6,
-                              4-byte stores from registers on v7) */
+                              4-byte stores from registers on v7 and v9) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -108,9 +112,9 @@ typedef enum xs_gemm_order {
 } xs_gemm_order;
 
 /* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order.
- * v7 runs two tile streams per CTA: stream s of CTA i takes positions s * ctas + i, then every
- * 2 ctas further on (position k starts in wave k / (2 ctas)). v8 orders tile *pairs* (m-blocks
- * 2j and 2j + 1 of a group, one n-block; a raster-M band of `swizzle` m-blocks is
+ * v7 and v9 run two tile streams per CTA: stream s of CTA i takes positions s * ctas + i, then
+ * every 2 ctas further on (position k starts in wave k / (2 ctas)). v8 orders tile *pairs*
+ * (m-blocks 2j and 2j + 1 of a group, one n-block; a raster-M band of `swizzle` m-blocks is
  * ceil(swizzle / 2) pairs): cluster c of ctas / 2 takes pair positions c, c + ctas / 2, ...;
  * it has no ORDER_LIST. */
 typedef struct xs_gemm_schedule {

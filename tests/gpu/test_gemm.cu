@@ -7,7 +7,9 @@
  * on the MoE shapes at 16 tokens per expert and with few CTAs (many tiles per stream), and the
  * dispatcher's choice of it; v8 (2-CTA clusters sharing B) on tile pairs with and without a
  * partner tile (odd m-block counts per group, empty and one-token experts, both layouts,
- * SiLU*mul, map, flags, one cluster walking many pairs), its refusals, and AUTO never picking it.
+ * SiLU*mul, map, flags, one cluster walking many pairs), its refusals, and AUTO never picking it;
+ * v9 (v7's two tile streams with 128-token tiles) on odd shapes, both grouped layouts with empty
+ * and one-token experts, every epilogue and order, few CTAs, and AUTO never picking it.
  * Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
@@ -21,8 +23,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper;   /* v2-v8 can run here */
-#define LAST_VERSION 8 /* versions 1..LAST_VERSION are run by every loop below */
+static int g_hopper;   /* v2-v9 can run here */
+#define LAST_VERSION 9 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -441,16 +443,23 @@ static void test_auto_choice(void) {
   a.version = XS_GEMM_AUTO;
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V1, 0, 0, "masked M=16 N=60");
   a.N = 4096;
-  a.version = (xs_gemm_version)9;
+  a.version = (xs_gemm_version)(LAST_VERSION + 1);
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
-  /* AUTO never picks v8 (explicit only until it is measured), on any layout or size. */
+  /* v9 explicitly: 128-token tiles whatever M (not v7's height rule). */
+  a.version = XS_GEMM_V9, a.layout = XS_GEMM_GROUPED_MASKED, a.M = 16, a.K = 7168;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_OK);
+  XT_CHECK_MSG(
+      t.version == XS_GEMM_V9 && t.tile_m == 128 && t.tile_n == 64 && t.count == 64 * 1 * 32,
+      "v9 masked M=16 SiLU: v%d tile %dx%d count %d", (int)t.version, t.tile_m, t.tile_n, t.count);
+  /* AUTO never picks v8 or v9 (explicit only until measured), on any layout or size. */
   a.version = XS_GEMM_AUTO, a.K = 7168;
   static const int shapes[][3] = {
       {8192, 8192, 8192}, {4096, 28672, 8192}, {2048, 3072, 4096}, {512, 7168, 2048}};
   for (int i = 0; i < 4; i++) {
     a.layout = XS_GEMM_DENSE, a.M = shapes[i][0], a.N = shapes[i][1], a.K = shapes[i][2];
     XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
-    XT_CHECK_MSG(t.version != XS_GEMM_V8, "dense %dx%dx%d: AUTO picked v8", a.M, a.N, a.K);
+    XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9,
+                 "dense %dx%dx%d: AUTO picked v%d", a.M, a.N, a.K, (int)t.version);
   }
   for (int m = 128; m <= 4096; m *= 2)
     for (int layout = 1; layout <= 2; layout++)
@@ -458,8 +467,8 @@ static void test_auto_choice(void) {
         a.layout = (xs_gemm_layout)layout, a.experts = 8, a.N = 4096, a.K = 7168;
         a.M = layout == XS_GEMM_GROUPED_CONTIG ? 8 * m : m;
         XT_CHECK(xs_gemm_tiles(&t, &a, (xs_gemm_act)act) == XS_OK);
-        XT_CHECK_MSG(t.version != XS_GEMM_V8, "layout %d M=%d act %d: AUTO picked v8", layout, a.M,
-                     act);
+        XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9,
+                     "layout %d M=%d act %d: AUTO picked v%d", layout, a.M, act, (int)t.version);
       }
   cudaFree(buf);
   cudaFree(ints);
@@ -524,8 +533,63 @@ static void test_v8_pairs(void) {
   }
 }
 
+/* v9: v7's kernel with 128-token tiles (two 128 x 128 tile streams per CTA). Rows that end
+ * inside a tile, one row past it and one short of it (M = 1, 63, 65, 127, 129, 1000); N inside
+ * the first B half (8, 72), at it (64: no second half loaded) and past a tile (136, 200, 264);
+ * K tails (8, 72 = 64 + 8, 200, 1000); masked and contig experts that are empty, one token, 127,
+ * 128, 129 and 300 rows, with and without SiLU*mul (I = 136: a partial 8-column tile); map,
+ * flags, raster-N with an odd band, a reversed list; 1 CTA (two streams walking every tile:
+ * the rings wrap across tiles) and 3; masked with 300 experts (no compaction); the MoE shapes at
+ * 128 and 512 tokens per expert on both layouts. Outputs are poisoned and fully checked. */
+static void test_v9_wide(void) {
+  static const int Ms[] = {1, 63, 65, 127, 129, 1000}, Ns[] = {8, 64, 72, 136, 200, 264};
+  static const int Ks[] = {8, 72, 200, 1000};
+  variant plain = {XS_GEMM_V9, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+  variant one = {XS_GEMM_V9, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
+  variant map = {XS_GEMM_V9, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 0};
+  variant list = {XS_GEMM_V9, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
+  for (int mi = 0; mi < 6; mi++)
+    for (int ni = 0; ni < 6; ni++) {
+      const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 4], 0, NULL, 0};
+      run_one(&d, (mi + ni) % 2 ? &plain : &one, "v9dense");
+      if (ni % 3 == 0) run_one(&d, &map, "v9dense");
+    }
+  const problem ds = {XS_GEMM_DENSE, 1000, 272, 200, 0, NULL, 1}; /* SiLU: I = 136 */
+  run_one(&ds, &plain, "v9dense");
+  run_one(&ds, &one, "v9dense");
+  run_one(&ds, &list, "v9dense");
+  /* used rows per expert (M = 300): 0, 1, 127, 128, 129, 300, 255 */
+  static const int32_t mc[7] = {0, 1, 127, 128, 129, 300, 255};
+  static const int32_t cc[7] = {0, 1, 127, 128, 129, 300, 0};
+  for (int silu = 0; silu < 2; silu++) {
+    const problem m = {XS_GEMM_GROUPED_MASKED, 300, silu ? 272 : 200, 136, 7, mc, silu};
+    const problem c = {XS_GEMM_GROUPED_CONTIG, 0, silu ? 272 : 200, 136, 7, cc, silu};
+    const variant* vs[4] = {&plain, &one, &map, &list};
+    for (int vi = 0; vi < 4; vi++) {
+      run_one(&m, vs[vi], "v9mask");
+      run_one(&c, vs[vi], "v9contig");
+    }
+  }
+  static int32_t many[300];
+  for (int e = 0; e < 300; e++)
+    many[e] = (e * 37) % 260; /* 0..259 rows of 260: 0, 1 or 2 tiles */
+  const problem wide = {XS_GEMM_GROUPED_MASKED, 260, 136, 64, 300, many, 0};
+  run_one(&wide, &one, "v9wide");
+  run_one(&wide, &map, "v9wide");
+  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+  const problem moe[4] = {
+      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
+      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
+  };
+  for (int i = 0; i < 4; i++)
+    run_one(&moe[i], i % 2 ? &map : &plain, "v9moe");
+}
+
 /* What v8 refuses: a caller's tile list (xs_gemm_run), CONTIG with more than 256 experts, and
- * shapes TMA cannot describe (like v2-v7); version 9 does not exist. */
+ * shapes TMA cannot describe (like v2-v7, v9). */
 static void test_v8_refusals(void) {
   if (!g_hopper) {
     printf("  (not Hopper: v8 reports unsupported everywhere)\n");
@@ -594,7 +658,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v8 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v9 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -607,9 +671,10 @@ int main(void) {
   XT_RUN(test_auto_choice);
   XT_RUN(test_v8_pairs);
   XT_RUN(test_v8_refusals);
+  XT_RUN(test_v9_wide);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v8 on shapes TMA cannot describe; v8 with a tile "
+  printf("# %d runs checked, %d unsupported (v2-v9 on shapes TMA cannot describe; v8 with a tile "
          "list)\n",
          g_runs, g_unsupported);
   cublasDestroy(g_blas);

@@ -10,7 +10,9 @@
  * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7; v8,
  * the 2-CTA-cluster kernel, from 128 tokens per expert) and AUTO's pick per layout; balanced
  * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
- * and the best row). Dense cases time v8 (plain and hook) when M >= 256.
+ * and the best row). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile
+ * streams with 128-token tiles, explicit only) is timed on every dense case and on grouped
+ * cases from 128 tokens per expert, both layouts.
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -285,25 +287,27 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[9] = {"auto",
-                                 "v1 simt 64x64",
-                                 "v2 wgmma 128x128",
-                                 "v3 wgmma 128x256",
-                                 "v4 wgmma 128x224",
-                                 "v5 wgmma 128x192",
-                                 "v6 wgmma 128x208",
-                                 "v7 wgmma tokens",
-                                 "v8 wgmma 128x256 cl2"};
-  int plain_at[9], hook_at[9]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 9; v++)
+  static const char* names[10] = {"auto",
+                                  "v1 simt 64x64",
+                                  "v2 wgmma 128x128",
+                                  "v3 wgmma 128x256",
+                                  "v4 wgmma 128x224",
+                                  "v5 wgmma 128x192",
+                                  "v6 wgmma 128x208",
+                                  "v7 wgmma tokens",
+                                  "v8 wgmma 128x256 cl2",
+                                  "v9 streams 128x128"};
+  int plain_at[10], hook_at[10]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 10; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
    * never picks. v8 (v3's tile on 2-CTA clusters sharing B, explicit only) from M = 256, where
-   * a cluster has two m-blocks to share B between. */
-  const int last_v = 8;
+   * a cluster has two m-blocks to share B between. v9 (128 x 128 tiles in two streams per
+   * CTA, explicit only) everywhere: its row beside v3's is the question of tuning round 7. */
+  const int last_v = 9;
   auto timed_version = [M](int v) {
-    return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256);
+    return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256) || v == 9;
   };
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
@@ -363,6 +367,9 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
       av.version = (xs_gemm_version)v;
       if (!timed_version(v)) continue;
       if (v == 1 && ta.version != XS_GEMM_V1) continue; /* v1: only when AUTO falls back */
+      /* NOTE: v9's hook row only where the table keeps room for it and the two "alone" rows
+       * (8192^3 with its band rows fills bench_gemm.c's 20 without it). */
+      if (v == 9 && b->n + 3 > b->max_rows) continue;
       if (xs_gemm_tiles(&t, &av, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
       xs_gemm_tile_dst* h_map = (xs_gemm_tile_dst*)malloc(sizeof(xs_gemm_tile_dst) * t.count);
       XSI_ARG(h_map != NULL, "gemm bench: out of host memory");
@@ -416,7 +423,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                     rounds_of(b), drift);
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
-    double over[9] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    double over[10] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
     for (int v = 1; v <= last_v; v++)
       if (plain_at[v] >= 0 && hook_at[v] >= 0)
         over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
@@ -556,20 +563,21 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* widths[9] = {"", "simt", "128", "256", "224", "192", "208", "", "256 cl2"};
+  static const char* widths[10] = {"",    "simt", "128", "256",     "224",
+                                   "192", "208",  "",    "256 cl2", ""};
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   char name[40];
-  /* The row name of version v on a layout: "contig v3 256", "masked v7 16x64" (v7: its tile,
-   * rows x output columns, which depends on the rows per group). */
+  /* The row name of version v on a layout: "contig v3 256", "masked v7 16x64" (v7, v9: the
+   * tile, rows x output columns; v7's height depends on the rows per group). */
   auto row_name = [&](const char* layout, const xs_gemm_args* av) {
     xs_gemm_tiling t;
-    if (av->version == XS_GEMM_V7 && xs_gemm_tiles(&t, av, epi.act) == XS_OK)
-      snprintf(name, sizeof name, "%s v7 %dx%d", layout, t.tile_m, t.tile_n);
+    const int tokens = av->version == XS_GEMM_V7 || av->version == XS_GEMM_V9;
+    if (tokens && xs_gemm_tiles(&t, av, epi.act) == XS_OK)
+      snprintf(name, sizeof name, "%s v%d %dx%d", layout, (int)av->version, t.tile_m, t.tile_n);
     else
-      snprintf(name, sizeof name, "%s v%d %s", layout, (int)av->version,
-               av->version == XS_GEMM_V7 ? "" : widths[av->version]);
+      snprintf(name, sizeof name, "%s v%d %s", layout, (int)av->version, widths[av->version]);
     xsi_clear_error();
     return name;
   };
@@ -578,9 +586,18 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
    * (token-major tiles) for MASKED with M <= 64. The masked layout is timed per version too
    * (v2-v8), so that AUTO's masked rule can be refitted from one run. v8 (2-CTA clusters, not
    * picked by AUTO) from 128 tokens per expert: its rows beside v3's decide whether it should
-   * be. NOTE: a balanced case with v1 then has 20 rows, bench_gemm.c's MAX_ROWS. */
-  const int last_g = c->tokens >= 128 ? 8 : 7;
-  for (int v = 1; v <= last_g; v++) {
+   * be. v9 (v7's streams with 128-token tiles, not picked by AUTO) from 128 tokens per expert.
+   * NOTE: bench_gemm.c keeps 20 rows per case; a balanced case with v1 fills them with v2-v7
+   * and v9 on both layouts, so v8 (0.72 of v3 at T=128 in run 9, an idle member in every pair)
+   * is left out at T < 256 and v7 (64-token tiles: B read once per 64 rows) from T = 256. */
+  auto timed_g = [c](int v) {
+    if (v == 7) return c->tokens < 256;
+    if (v == 8) return c->tokens >= 256;
+    if (v == 9) return c->tokens >= 128;
+    return true;
+  };
+  for (int v = 1; v <= 9; v++) {
+    if (!timed_g(v)) continue;
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
     av.version = (xs_gemm_version)v;
@@ -589,7 +606,8 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
         check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
   }
-  for (int v = 2; v <= last_g; v++) {
+  for (int v = 2; v <= 9; v++) {
+    if (!timed_g(v)) continue;
     xs_gemm_args av = am;
     av.version = (xs_gemm_version)v;
     check(

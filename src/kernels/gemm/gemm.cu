@@ -1,6 +1,6 @@
 /* gemm.cu — the GEMM engine's host API (xstage/gemm.h): argument checks, the version
  * dispatcher, tilings, tensor maps and launches. Kernels: gemm_v1.cu, gemm_v2.cu (v2-v6),
- * gemm_v7.cu, gemm_v8.cu.
+ * gemm_v7.cu (v7, v9), gemm_v8.cu.
  */
 #include <string.h>
 
@@ -53,7 +53,7 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
 }
 
 /* Output tile of version v: tm x tn (tn with SiLU*mul: output columns). `rows`: the rows per
- * group (xs_gemm_args.M), which sets v7's tile height. */
+ * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens). */
 void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
   int bn = v == XS_GEMM_V1                      ? 64
@@ -62,7 +62,7 @@ void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
            : v == XS_GEMM_V4                    ? 224
            : v == XS_GEMM_V5                    ? 192
            : v == XS_GEMM_V6                    ? 208
-                             : 128;              /* v7: 128 B rows = two wgmma M = 64 halves */
+                             : 128;              /* v7, v9: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
@@ -83,7 +83,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V8, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V9, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -180,8 +180,9 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * problems do not weigh it (at 4096x28672x8192 its 34 waves x 208 would undercut v3's
    * 28 x 256 for a weight < 101.3, unmeasured). Grouped problems do not weigh v5 (measured on
    * them first). */
-  /* v8 (2-CTA clusters with B multicast, tuning round 6) is not weighed: explicit only until
-   * its rows in `xstage bench gemm` have been measured. */
+  /* v8 (2-CTA clusters with B multicast, tuning round 6) and v9 (v7's two tile streams with
+   * 128-token tiles, tuning round 7) are not weighed: explicit only until their rows in
+   * `xstage bench gemm` have been measured. */
   enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106, W6 = 107 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
@@ -301,8 +302,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
    * launch keeps fixed arguments (CUDA graphs); the grid stays sized for the full buffer. v7
-   * runs two tile streams per CTA and keeps one CTA per SM: a schedule of fewer than 2 x SMs
-   * positions then runs on min(SMs, positions) CTAs, one stream on each before any runs two. */
+   * (and v9) runs two tile streams per CTA and keeps one CTA per SM: a schedule of fewer than 2 x
+   * SMs positions then runs on min(SMs, positions) CTAs, one stream on each before any runs two. */
   p.compact = t.version != XS_GEMM_V1 && a->layout == XS_GEMM_GROUPED_MASKED &&
               sched.order != XS_GEMM_ORDER_LIST && a->experts <= XSG_MASKED_MAX_EXPERTS;
   if (t.version == XS_GEMM_V8) {
@@ -349,8 +350,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     if (epi.store == XS_GEMM_STORE_LOCAL)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
     err = xsg_launch_v8(&p, &ma, &mb, &mc, ctas, s);
-  } else if (t.version == XS_GEMM_V7) {
-    /* Token tiles of tile_m rows, B in 64-row halves; no C map (stores from registers). */
+  } else if (t.version == XS_GEMM_V7 || t.version == XS_GEMM_V9) {
+    /* Token tiles of tile_m rows (v9: 128), B in 64-row halves; no C map (stores from
+     * registers). */
     CUtensorMap ma, mb;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, t.tile_m, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));

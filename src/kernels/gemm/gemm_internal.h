@@ -62,7 +62,7 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
   return p->order_list ? p->order_list[k] : xsg_order_tile(&p->grid, k);
 }
 
-/* Launchers (gemm_v1.cu, gemm_v2.cu; v7, v8 below). ctas: persistent grid size (already
+/* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8 below). ctas: persistent grid size (already
  * clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
 /* bn: 128 (v2), 256 (v3), 224 (v4), 192 (v5) or 208 (v6). The maps: A box {64, 128, 1}, B box
@@ -72,9 +72,10 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* ma
                               cudaStream_t stream);
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
-/* v7 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 tokens x 128 B rows, two tile
- * streams per CTA. The maps: A box {64, p->tile_m, 1}, B box {64, 64, 1}, 128-byte swizzle; no C
- * map (the epilogue stores from registers). cudaErrorInvalidValue for another tile_m. */
+/* v7 and v9 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 (v7) or 128 (v9) tokens
+ * x 128 B rows, two tile streams per CTA. The maps: A box {64, p->tile_m, 1}, B box {64, 64, 1},
+ * 128-byte swizzle; no C map (the epilogue stores from registers). cudaErrorInvalidValue for
+ * another tile_m. */
 cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                           int ctas, cudaStream_t stream);
 /* v8 (gemm_v8.cu): v3's 128x256 tile on clusters of two CTAs (__cluster_dims__(2, 1, 1)) that

@@ -1,5 +1,13 @@
 /* gemm_v7.cu — the Hopper GEMM for few rows per expert: v7, token-major ("swap AB") tiles of
- * BT tokens x 128 weight rows (BT = 16, 32 or 64), two independent tile streams per CTA.
+ * BT tokens x 128 weight rows (BT = 16, 32 or 64), two independent tile streams per CTA; and v9,
+ * the same kernel with BT = 128 for any row count.
+ *
+ * Why v9 (README.md, "Tuning round 7"): v3's two consumer warpgroups share one 128 x 256 tile
+ * and store their halves at the same time, so the tensor cores idle during every epilogue. Here
+ * each consumer warpgroup owns a whole 128 x 128 tile of its own stream (ring, barriers,
+ * producer thread), so one stream's epilogue runs under the other's main loop (a ping-pong
+ * without a hand-off: the two streams drift apart by themselves). BT = 128 needs the register
+ * split of v2-v6 (setmaxnreg 40 / 232: 2 x 64 fp32 accumulators per consumer thread).
  *
  * Why (src/kernels/gemm/README.md, "Tuning round 5"): at 16 tokens per expert a grouped GEMM is
  * a weight stream (every byte of B is used by 16 rows only, 16 FLOP per byte read), and v2-v6
@@ -88,6 +96,11 @@ __device__ __forceinline__ void wgmma_tokens<64>(float (&d)[32], uint64_t dw, ui
                                                  int acc) {
   xs_wgmma_m64n64k16_bf16_ss(d, dw, dx, acc);
 }
+template <>
+__device__ __forceinline__ void wgmma_tokens<128>(float (&d)[64], uint64_t dw, uint64_t dx,
+                                                  int acc) {
+  xs_wgmma_m64n128k16_bf16_ss(d, dw, dx, acc);
+}
 
 /* ---- compile-time configuration (one block per instantiation) ---- */
 template <int BT_> struct v7_cfg {
@@ -97,22 +110,32 @@ template <int BT_> struct v7_cfg {
   static constexpr int STREAMS = 2; /* consumer warpgroups, each an independent tile stream */
   static constexpr int THREADS = 128 * (1 + STREAMS);
   static constexpr int B_BYTES = BW * BK * 2; /* 16 KB: two 8 KB halves */
-  static constexpr int A_BYTES = BT * BK * 2; /* the token tile: 2, 4 or 8 KB */
+  static constexpr int A_BYTES = BT * BK * 2; /* the token tile: 2, 4, 8 or 16 KB */
   static constexpr int SLOT = B_BYTES + A_BYTES;
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
   static constexpr int MAX_STAGES = 8;
   /* NOTE: as many ring stages per stream as fit: BT 16 -> 6 x 18 KB, 32 -> 5 x 20 KB, 64 -> 4 x
-   * 24 KB, per stream. At 16 tokens a stream's k-block is compute-light (8 wgmma m64n16k16), so
-   * the ring is there to keep bytes in flight: 5 loading slots x 16 KB of B per stream, 2 streams
-   * per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of loaded-DRAM latency
-   * asks for. */
+   * 24 KB, 128 (v9) -> 3 x 32 KB, per stream. At 16 tokens a stream's k-block is compute-light (8
+   * wgmma m64n16k16), so the ring is there to keep bytes in flight: 5 loading slots x 16 KB of B
+   * per stream, 2 streams per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of
+   * loaded-DRAM latency asks for. */
   static constexpr int FIXED =
       1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8;
   static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
   static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8;
   static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
-  static_assert(BT == 16 || BT == 32 || BT == 64, "token tiles of 16, 32 or 64 rows");
+  /* NOTE: BT = 128 (v9) holds 2 x 64 fp32 accumulators per consumer thread, more than the
+   * 168 registers a thread of a 384-thread CTA may start with, so the warpgroups re-divide the
+   * register file as v2-v6 do: producers down to 40, consumers up to 232. BT = 256 would need
+   * 256 accumulators per thread (over setmaxnreg's 232 for two consumer warpgroups): not
+   * built. */
+  static constexpr int WIDE = BT > 64;
+  static constexpr int PRODUCER_REGS = 40;
+  static constexpr int CONSUMER_REGS = 232;
+  static_assert(BT == 16 || BT == 32 || BT == 64 || BT == 128,
+                "token tiles of 16, 32, 64 (v7) or 128 (v9) rows");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <= 65536, "register file");
   static_assert(STAGES >= 3, "at least two slots loading while one is read");
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0,
@@ -205,6 +228,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
 
   if (wg == 0) {
     /* ================= producers: lane 0 of warp s feeds stream s ================= */
+    if (cfg::WIDE) xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     const int st = threadIdx.x / 32;
     if (st < cfg::STREAMS && threadIdx.x % 32 == 0) {
       xs_tma_prefetch_map(&map_a);
@@ -246,6 +270,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     }
   } else {
     /* ================= consumers: warpgroup 1 + s runs stream s ================= */
+    if (cfg::WIDE) xs_setmaxnreg_inc<cfg::CONSUMER_REGS>();
     const int st = wg - 1;
     const int tid = threadIdx.x - 128 * wg; /* 0..127 in this warpgroup */
     const int warp = tid / 32, lane = tid % 32;
@@ -354,5 +379,6 @@ cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const C
   if (p->tile_m == 16) return launch<16>(p, map_a, map_b, ctas, stream);
   if (p->tile_m == 32) return launch<32>(p, map_a, map_b, ctas, stream);
   if (p->tile_m == 64) return launch<64>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 128) return launch<128>(p, map_a, map_b, ctas, stream); /* v9 */
   return cudaErrorInvalidValue;
 }
