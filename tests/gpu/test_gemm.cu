@@ -445,11 +445,12 @@ static void test_auto_choice(void) {
   a.N = 4096;
   a.version = (xs_gemm_version)(LAST_VERSION + 1);
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
-  /* v9 explicitly: 128-token tiles whatever M (not v7's height rule). */
+  /* v9 explicitly: 128-token tiles whatever M (not v7's height rule); E = 8 experts of one
+   * m-block, 4096 gate/up rows -> 2048 output columns = 32 n-blocks of 64 */
   a.version = XS_GEMM_V9, a.layout = XS_GEMM_GROUPED_MASKED, a.M = 16, a.K = 7168;
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_OK);
   XT_CHECK_MSG(
-      t.version == XS_GEMM_V9 && t.tile_m == 128 && t.tile_n == 64 && t.count == 64 * 1 * 32,
+      t.version == XS_GEMM_V9 && t.tile_m == 128 && t.tile_n == 64 && t.count == a.experts * 1 * 32,
       "v9 masked M=16 SiLU: v%d tile %dx%d count %d", (int)t.version, t.tile_m, t.tile_n, t.count);
   /* AUTO never picks v8 or v9 (explicit only until measured), on any layout or size. */
   a.version = XS_GEMM_AUTO, a.K = 7168;
