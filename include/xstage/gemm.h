@@ -70,11 +70,16 @@ typedef enum xs_gemm_version {
                      output columns (64 with SiLU*mul), each consumer warpgroup its own tile
                      stream, so one tile's epilogue overlaps the other stream's main loop.
                      Explicit only (AUTO does not pick it); every feature of v7 */
+  /* v10 — Hopper: v3's wgmma (m64n256k16) on tiles of 64 rows x 256 output columns (128 with
+   * SiLU*mul), each consumer warpgroup its own tile stream (own producer, ring and staging), so
+   * one tile's epilogue overlaps the other stream's main loop. Explicit only (AUTO does not pick
+   * it); every feature of v3 (layouts, SiLU*mul, map, flags, orders, ORDER_LIST). */
+  XS_GEMM_V10 = 10,
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8, 16-byte stores on v4/v6,
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8/v10, 16-byte stores on v4/v6,
                               4-byte stores from registers on v7 and v9) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
@@ -112,14 +117,15 @@ typedef enum xs_gemm_order {
 } xs_gemm_order;
 
 /* The tile order. Persistent CTA i takes positions i, i + ctas, i + 2 ctas, ... of the order.
- * v7 and v9 run two tile streams per CTA: stream s of CTA i takes positions s * ctas + i, then
- * every 2 ctas further on (position k starts in wave k / (2 ctas)). v8 orders tile *pairs*
+ * v7, v9 and v10 run two tile streams per CTA: stream s of CTA i takes positions s * ctas + i,
+ * then every 2 ctas further on (position k starts in wave k / (2 ctas)). v8 orders tile *pairs*
  * (m-blocks 2j and 2j + 1 of a group, one n-block; a raster-M band of `swizzle` m-blocks is
  * ceil(swizzle / 2) pairs): cluster c of ctas / 2 takes pair positions c, c + ctas / 2, ...;
  * it has no ORDER_LIST. */
 typedef struct xs_gemm_schedule {
   xs_gemm_order order;
-  int swizzle;          /* raster band width in tiles, 1..64 (0: 8) */
+  int swizzle;          /* raster band width in tiles, 1..64 (0: 8; v10 with RASTER_M: 16, the
+                           1024 rows of v3's 8 m-blocks) */
   const int32_t* tiles; /* ORDER_LIST: device array of tile indices (each in [0, count)) */
   int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
   int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM; v8: 0 means
@@ -158,7 +164,7 @@ typedef struct xs_gemm_tiling {
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
  * arguments like xs_gemm_run (device pointers are not dereferenced). XS_ERR_UNSUPPORTED without
- * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v8 query
+ * CUDA, or when args->version cannot run this problem. Needs no GPU for v1; AUTO and v2-v10 query
  * the device (XS_ERR_NO_DEVICE without one). */
 xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act);
 

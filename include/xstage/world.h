@@ -186,9 +186,10 @@ xs_result xs_world_adopt_nccl(xs_world** out, void* nccl_comm, const xs_world_co
 
 /* Free everything the world owns, in reverse order of creation (waits for its streams
  * first). NULL is a no-op. Collective in the nccl backend. After an nccl barrier timed out
- * (a peer is gone, NCCL's barrier kernel still spins) it does not wait: it aborts the
- * communicator, frees the host side, returns XS_ERR_TIMEOUT and leaves the GPU memory to the
- * process's exit (which should follow). */
+ * (a peer is gone, NCCL's barrier kernel still spins) every call that would synchronize returns
+ * XS_ERR_TIMEOUT, and destroy does not wait: it aborts the communicator if the world created it
+ * (an adopted one is the caller's to abort), frees the host side, returns XS_ERR_TIMEOUT and
+ * leaves the GPU memory to the process's exit (which should follow). */
 xs_result xs_world_destroy(xs_world* w);
 
 /* ---- queries and launches ---------------------------------------------------------------- */

@@ -12,17 +12,22 @@ xs_gpu_init nvlink
 BIN=build/xstage
 STEP_W=44
 LEVEL=${NVLINK_LEVEL:-full}
-BUDGET=${NVLINK_BUDGET_S:-200}
+TOTAL=${NVLINK_BUDGET_S:-240} # GPU-time budget of the whole peer:all calibration
 xs_gpu_header nvidia-smi topo -m
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 echo "GPUs: $NGPU" | tee -a "$LOG"
+# peer:all calibrates each peer, then (>= 2 peers) all of them at once: the budget is shared
+NT=$(( NGPU - 1 + (NGPU > 2 ? 1 : 0) ))
+[ "$NT" -ge 1 ] || NT=1
+BUDGET=$(( TOTAL / NT ))
+[ "$BUDGET" -ge 30 ] || BUDGET=30
 mkdir -p "$OUT/nv"
 
 step "test_xbench (GPU; peers with >= 2)"  150 build/test_xbench
 if [ "$NGPU" -ge 2 ]; then
   step "xbench peer:1 16x1MB G=0 --check"  20 $BIN xbench --target peer:1 --K 16 --V 1MB --G 0 --bursts 32 --check --profile h200-nvlink
   step "xbench peer:1 132x8MB G=0"         20 $BIN xbench --target peer:1 --K 132 --V 8MB --G 0 --bursts 32 --profile h200-nvlink
-  step "calibrate peer:all --$LEVEL"       $((BUDGET * 2 + 60)) $BIN calibrate --target peer:all --"$LEVEL" -o "$OUT/nv" --budget-s "$BUDGET"
+  step "calibrate peer:all --$LEVEL"       $(( (BUDGET * 3 / 2 + 20) * NT )) $BIN calibrate --target peer:all --"$LEVEL" -o "$OUT/nv" --budget-s "$BUDGET"
   P=""
   [ -f "$OUT/nv/profile-peer:1.json" ] && P="--profile $OUT/nv/profile-peer:1.json"
   step "gemm hook -> peer:1"               150 build/bench_gemm_remote --target peer:1 $P --reps 8

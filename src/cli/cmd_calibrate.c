@@ -306,7 +306,7 @@ int cmd_calibrate(int argc, char** argv) {
       (res = xs_sync_mode_parse(&cfg.sync_mode, cli_get_str(&c, "sync", "clock"))) != XS_OK)
     return cli_error(&c, "%s", xs_last_error());
   const char* tname = cli_get_str(&c, "target", "host");
-  xs_target targets[10];
+  xs_target targets[2 + 8 + 1]; /* host, hbm, at most 8 peers, peer:all */
   int nt = 0;
   /* all: host, hbm, then the peers; peer:all: each peer on its own, then every peer at once
    * (the last only with >= 2 peers: with one it is the same measurement as peer:N) */

@@ -192,7 +192,9 @@ static int model_fit(int argc, char** argv) {
     stats_json("fluid_transition", &rep.fluid_transition, 0);
     stats_json("closed_transition", &rep.closed_transition, 0);
     stats_json("fluid_point_holdout", &rep.fluid_point_holdout, 0);
-    stats_json("closed_point_holdout", &rep.closed_point_holdout, 1);
+    stats_json("closed_point_holdout", &rep.closed_point_holdout, 0);
+    stats_json("fluid_point_transition", &rep.fluid_point_transition, 0);
+    stats_json("closed_point_transition", &rep.closed_point_transition, 1);
     printf("  }\n}\n");
     return 0;
   }

@@ -284,20 +284,27 @@ xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const
 
 /* ------------------------------------------------------------ per-point errors ----- */
 
-static const xs_sample* g_pt_s; /* for the sort (single-threaded use) */
-static int cmp_point(const void* a, const void* b) {
-  const xs_sample *x = &g_pt_s[*(const size_t*)a], *y = &g_pt_s[*(const size_t*)b];
+/* A row's point key, copied so the sort needs no global (the function is public). */
+typedef struct pt_key {
+  const char* transport;
+  double K, V, G;
+  long seq;
+  size_t row;
+} pt_key;
+
+/* Order of points (transport, K, V, G, seq); 0: the same point. */
+static int point_order(const pt_key* x, const pt_key* y) {
   int t = strcmp(x->transport, y->transport);
   if (t) return t;
   if (x->K != y->K) return x->K < y->K ? -1 : 1;
   if (x->V != y->V) return x->V < y->V ? -1 : 1;
   if (x->G != y->G) return x->G < y->G ? -1 : 1;
-  if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
-  return x->burst_index < y->burst_index ? -1 : x->burst_index > y->burst_index;
+  return (x->seq > y->seq) - (x->seq < y->seq);
 }
-static int same_point(const xs_sample* x, const xs_sample* y) {
-  return x->K == y->K && x->V == y->V && x->G == y->G && x->seq == y->seq &&
-         !strcmp(x->transport, y->transport);
+static int cmp_point(const void* a, const void* b) {
+  const pt_key *x = (const pt_key*)a, *y = (const pt_key*)b;
+  int o = point_order(x, y);
+  return o ? o : (x->row > y->row) - (x->row < y->row);
 }
 
 xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed,
@@ -307,23 +314,25 @@ xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed
   XSI_CHECK(xs_profile_validate(p));
   size_t n = d->n;
   double* buf = malloc((4 * n + 1) * sizeof *buf);
-  size_t* order = malloc((n + 1) * sizeof *order);
-  if (!buf || !order) {
-    free(buf), free(order);
+  pt_key* key = malloc((n + 1) * sizeof *key);
+  if (!buf || !key) {
+    free(buf), free(key);
     return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate points: %zu rows", n);
   }
   double *pf = buf, *pc = buf + n, *relf = buf + 2 * n, *relc = buf + 3 * n;
   xs_dataset_predict(pf, pc, d, p);
-  for (size_t i = 0; i < n; i++) order[i] = i;
-  g_pt_s = d->s;
-  qsort(order, n, sizeof *order, cmp_point);
+  for (size_t i = 0; i < n; i++) {
+    const xs_sample* s = &d->s[i];
+    key[i] = (pt_key){s->transport, s->K, s->V, s->G, s->seq, i};
+  }
+  qsort(key, n, sizeof *key, cmp_point);
   size_t m = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i;
     double meas = 0, sf = 0, sc = 0;
     int in = 1;
-    for (; j < n && same_point(&d->s[order[i]], &d->s[order[j]]); j++) {
-      size_t r = order[j];
+    for (; j < n && point_order(&key[i], &key[j]) == 0; j++) {
+      size_t r = key[j].row;
       meas += d->s[r].t_iss_ns, sf += pf[r], sc += pc[r];
       in &= !mask || mask[r] == want;
     }
@@ -333,6 +342,6 @@ xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed
   xs_result r = XS_OK;
   if (fluid) r = xsi_error_stats(fluid, relf, m);
   if (closed && r == XS_OK) r = xsi_error_stats(closed, relc, m);
-  free(buf), free(order);
+  free(buf), free(key);
   return r;
 }

@@ -374,8 +374,20 @@ xs_result xs_world_launch_plan(xs_launch_plan* out, const xs_world* w, const voi
   return XS_OK;
 }
 
+/* After an nccl barrier timed out, NCCL's barrier kernel still spins on this GPU: every call
+ * that synchronizes with its stream would wait for ever, so they all refuse (destroy is the
+ * only thing left to do). */
+static xs_result check_usable(const xs_world* w) {
+  if (w->backend == XS_BACKEND_NCCL && w->nccl_stuck)
+    return xsi_set_error(XS_ERR_TIMEOUT,
+                         "world: an nccl barrier timed out earlier (a peer is gone) and its kernel "
+                         "still holds the GPU; only xs_world_destroy is possible");
+  return XS_OK;
+}
+
 xs_result xs_world_sync(xs_world* w) {
   XSI_ARG(w != NULL, "world is NULL");
+  XSI_CHECK(check_usable(w));
   xs_result res = XS_OK;
   int prev = 0;
   cudaGetDevice(&prev);
@@ -398,6 +410,7 @@ xs_result xs_world_barrier(xs_world* w) {
 
 xs_result xs_world_status(xs_status_report* out, xs_world* w, int reset) {
   XSI_ARG(out != NULL && w != NULL, "out or world is NULL");
+  XSI_CHECK(check_usable(w));
   memset(out, 0, sizeof *out);
   out->code = XS_OK;
   out->rank = -1;
@@ -443,6 +456,7 @@ fail:
 
 xs_result xs_world_clear_signals(xs_world* w) {
   XSI_ARG(w != NULL, "world is NULL");
+  XSI_CHECK(check_usable(w));
   xs_result res = XS_OK;
   int prev = 0;
   cudaGetDevice(&prev);
@@ -499,6 +513,7 @@ xs_result xs_world_ptr(void** out, const xs_world* w, const void* sym, int rank)
 
 xs_result xs_world_memset(xs_world* w, void* sym, int value, size_t bytes) {
   XSI_ARG(w != NULL, "world is NULL");
+  XSI_CHECK(check_usable(w));
   size_t off = 0;
   XSI_CHECK(sym_offset(&off, w, sym));
   XSI_ARG(bytes <= w->heap.size - off, "memset of %zu bytes at heap offset %zu runs past the heap",
@@ -528,6 +543,7 @@ static int cmp_event(const void* a, const void* b) {
 
 xs_result xs_world_trace_fetch(xs_trace_event** out, size_t* n, size_t* dropped, xs_world* w) {
   XSI_ARG(out != NULL && n != NULL && w != NULL, "out, n or world is NULL");
+  XSI_CHECK(check_usable(w));
   *out = NULL;
   *n = 0;
   if (dropped) *dropped = 0;
@@ -571,6 +587,7 @@ fail:
 
 xs_result xs_world_trace_reset(xs_world* w) {
   XSI_ARG(w != NULL, "world is NULL");
+  XSI_CHECK(check_usable(w));
   if (!w->trace_cap) return xsi_set_error(XS_ERR_STATE, "tracing is off (config.trace_events = 0)");
   xs_result res = XS_OK;
   int prev = 0;

@@ -9,7 +9,9 @@
  * partner tile (odd m-block counts per group, empty and one-token experts, both layouts,
  * SiLU*mul, map, flags, one cluster walking many pairs), its refusals, and AUTO never picking it;
  * v9 (v7's two tile streams with 128-token tiles) on odd shapes, both grouped layouts with empty
- * and one-token experts, every epilogue and order, few CTAs, and AUTO never picking it.
+ * and one-token experts, every epilogue and order, few CTAs, and AUTO never picking it; v10 (v3's
+ * wgmma on 64 x 256 tiles, two independent tile streams per CTA) the same way, plus its tiling,
+ * its refusals (shapes TMA cannot describe) and AUTO never picking it.
  * Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
@@ -23,8 +25,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper;   /* v2-v9 can run here */
-#define LAST_VERSION 9 /* versions 1..LAST_VERSION are run by every loop below */
+static int g_hopper;    /* v2-v10 can run here */
+#define LAST_VERSION 10 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -452,14 +454,27 @@ static void test_auto_choice(void) {
   XT_CHECK_MSG(
       t.version == XS_GEMM_V9 && t.tile_m == 128 && t.tile_n == 64 && t.count == a.experts * 1 * 32,
       "v9 masked M=16 SiLU: v%d tile %dx%d count %d", (int)t.version, t.tile_m, t.tile_n, t.count);
-  /* AUTO never picks v8 or v9 (explicit only until measured), on any layout or size. */
+  /* v10 explicitly: 64-row tiles x 256 output columns (128 with SiLU*mul), MASKED E = 64: one
+   * m-block of 64 rows per expert at M = 16, two at M = 65 */
+  a.version = XS_GEMM_V10;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_OK);
+  XT_CHECK_MSG(t.version == XS_GEMM_V10 && t.tile_m == 64 && t.tile_n == 128 &&
+                   t.count == a.experts * 1 * 16,
+               "v10 masked M=16 SiLU: v%d tile %dx%d count %d", (int)t.version, t.tile_m, t.tile_n,
+               t.count);
+  a.M = 65;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.tile_m == 64 && t.tile_n == 256 && t.m_blocks == 2 && t.n_blocks == 16,
+               "v10 masked M=65: tile %dx%d, %d x %d blocks", t.tile_m, t.tile_n, t.m_blocks,
+               t.n_blocks);
+  /* AUTO never picks v8, v9 or v10 (explicit only until measured), on any layout or size. */
   a.version = XS_GEMM_AUTO, a.K = 7168;
   static const int shapes[][3] = {
       {8192, 8192, 8192}, {4096, 28672, 8192}, {2048, 3072, 4096}, {512, 7168, 2048}};
   for (int i = 0; i < 4; i++) {
     a.layout = XS_GEMM_DENSE, a.M = shapes[i][0], a.N = shapes[i][1], a.K = shapes[i][2];
     XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
-    XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9,
+    XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9 && t.version != XS_GEMM_V10,
                  "dense %dx%dx%d: AUTO picked v%d", a.M, a.N, a.K, (int)t.version);
   }
   for (int m = 128; m <= 4096; m *= 2)
@@ -468,7 +483,7 @@ static void test_auto_choice(void) {
         a.layout = (xs_gemm_layout)layout, a.experts = 8, a.N = 4096, a.K = 7168;
         a.M = layout == XS_GEMM_GROUPED_CONTIG ? 8 * m : m;
         XT_CHECK(xs_gemm_tiles(&t, &a, (xs_gemm_act)act) == XS_OK);
-        XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9,
+        XT_CHECK_MSG(t.version != XS_GEMM_V8 && t.version != XS_GEMM_V9 && t.version != XS_GEMM_V10,
                      "layout %d M=%d act %d: AUTO picked v%d", layout, a.M, act, (int)t.version);
       }
   cudaFree(buf);
@@ -589,6 +604,117 @@ static void test_v9_wide(void) {
     run_one(&moe[i], i % 2 ? &map : &plain, "v9moe");
 }
 
+/* v10: v3's wgmma (m64n256k16) on 64 x 256 tiles, two independent tile streams per CTA. Rows
+ * that end inside a 64-row tile, at it and one past it (M = 1, 63, 64, 65, 127, 129, 1000); N
+ * inside the first 128-row B half (8, 72), at it (128: no second half loaded), inside the second
+ * (136, 200) and past a tile (264, 520); K tails (8, 72 = 64 + 8, 200, 1000; K = 8 is a single
+ * k-block, fewer than the 2 ring stages); masked and contig experts that are empty, one token,
+ * 63, 64, 65, 128, 129 and 300 rows (contig segments of 1, 2, 3 and 5 tiles of 64), with and
+ * without SiLU*mul (I = 136: a partial last 8-column group; I = 264: a second n-block); map,
+ * flags, raster-N with an odd band, raster-M with band 1, a reversed list; 1 CTA (two streams
+ * walking every tile: the rings and stagings are reused across many tiles) and 3; masked with
+ * 300 experts (no compaction); the MoE shapes at 128 and 512 tokens per expert, both layouts.
+ * Outputs are poisoned and fully checked; flags checked per tile. */
+static void test_v10_streams(void) {
+  static const int Ms[] = {1, 63, 64, 65, 127, 129, 1000};
+  static const int Ns[] = {8, 72, 128, 136, 200, 264, 520};
+  static const int Ks[] = {8, 72, 200, 1000};
+  variant plain = {XS_GEMM_V10, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+  variant one = {XS_GEMM_V10, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
+  variant map = {XS_GEMM_V10, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 0};
+  variant list = {XS_GEMM_V10, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
+  variant band1 = {XS_GEMM_V10, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 1, 0, 0, 3};
+  for (int mi = 0; mi < 7; mi++)
+    for (int ni = 0; ni < 7; ni++) {
+      const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 4], 0, NULL, 0};
+      run_one(&d, (mi + ni) % 2 ? &plain : &one, "v10dense");
+      if (ni % 3 == 0) run_one(&d, &map, "v10dense");
+      if (ni % 3 == 1) run_one(&d, &band1, "v10dense");
+    }
+  const problem ds = {XS_GEMM_DENSE, 1000, 272, 200, 0, NULL, 1};  /* SiLU: I = 136 */
+  const problem ds2 = {XS_GEMM_DENSE, 129, 528, 1000, 0, NULL, 1}; /* I = 264: two n-blocks */
+  const variant* dv[5] = {&plain, &one, &map, &list, &band1};
+  for (int i = 0; i < 5; i++) {
+    run_one(&ds, dv[i], "v10dense");
+    run_one(&ds2, dv[i], "v10dense");
+  }
+  /* used rows per expert (M = 300): 0, 1, 63, 64, 65, 128, 129, 300, 255 */
+  static const int32_t mc[9] = {0, 1, 63, 64, 65, 128, 129, 300, 255};
+  static const int32_t cc[9] = {0, 1, 63, 64, 65, 128, 129, 300, 0};
+  for (int silu = 0; silu < 2; silu++) {
+    const problem m = {XS_GEMM_GROUPED_MASKED, 300, silu ? 272 : 200, 136, 9, mc, silu};
+    const problem c = {XS_GEMM_GROUPED_CONTIG, 0, silu ? 272 : 264, 136, 9, cc, silu};
+    for (int vi = 0; vi < 5; vi++) {
+      run_one(&m, dv[vi], "v10mask");
+      run_one(&c, dv[vi], "v10contig");
+    }
+  }
+  static int32_t many[300];
+  for (int e = 0; e < 300; e++)
+    many[e] = (e * 37) % 200; /* 0..199 rows of 200: 0 to 4 tiles of 64 */
+  const problem wide = {XS_GEMM_GROUPED_MASKED, 200, 136, 64, 300, many, 0};
+  run_one(&wide, &one, "v10wide");
+  run_one(&wide, &map, "v10wide");
+  static const int32_t none[3] = {0, 0, 0};
+  const problem empty = {XS_GEMM_GROUPED_MASKED, 64, 256, 64, 3, none, 0};
+  const problem empty_c = {XS_GEMM_GROUPED_CONTIG, 0, 256, 64, 3, none, 1};
+  run_one(&empty, &one, "v10empty");
+  run_one(&empty_c, &one, "v10empty");
+  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+  const problem moe[4] = {
+      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
+      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
+  };
+  for (int i = 0; i < 4; i++)
+    run_one(&moe[i], i % 2 ? &map : &plain, "v10moe");
+}
+
+/* What v10 refuses (XS_ERR_UNSUPPORTED, from xs_gemm_tiles and xs_gemm_run): the shapes TMA
+ * cannot describe, like v2-v9 (K or N, or N / 2 with SiLU*mul, not a multiple of 8; A, B or C
+ * not 16-byte aligned). What it must run although nothing is computed: all-empty experts. */
+static void test_v10_refusals(void) {
+  if (!g_hopper) {
+    printf("  (not Hopper: v10 reports unsupported everywhere)\n");
+    return;
+  }
+  void* buf = dalloc(1 << 20);
+  int32_t* ints = (int32_t*)dalloc(4096);
+  CK(cudaMemset(ints, 0, 4096));
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.A = buf, a.B = buf, a.C = buf, a.m_counts = ints, a.m_offsets = ints;
+  a.version = XS_GEMM_V10, a.M = 256, a.N = 512, a.K = 64;
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule s = XS_GEMM_SCHEDULE_INITIALIZER;
+  xs_gemm_tiling t;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK(t.version == XS_GEMM_V10 && t.tile_m == 64 && t.tile_n == 256 && t.count == 4 * 2);
+  a.K = 63;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_UNSUPPORTED);
+  a.K = 64, a.N = 60;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.N = 264; /* I = 132: not a multiple of 8 */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_ERR_UNSUPPORTED);
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  a.A = (const char*)buf + 2; /* A not 16-byte aligned */
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  a.A = buf, a.C = (char*)buf + 8; /* C not 16-byte aligned (STORE_LOCAL) */
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_UNSUPPORTED);
+  a.C = buf;
+  a.layout = XS_GEMM_GROUPED_CONTIG, a.experts = 300; /* zero offsets: valid, no rows */
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK);
+  a.layout = XS_GEMM_GROUPED_MASKED, a.experts = 256; /* all counts 0: compacted, no work */
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK);
+  a.experts = 300; /* whole-buffer walk, every tile skipped */
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK);
+  CK(cudaDeviceSynchronize());
+  cudaFree(buf);
+  cudaFree(ints);
+}
+
 /* What v8 refuses: a caller's tile list (xs_gemm_run), CONTIG with more than 256 experts, and
  * shapes TMA cannot describe (like v2-v7, v9). */
 static void test_v8_refusals(void) {
@@ -659,7 +785,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v9 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v10 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -673,9 +799,11 @@ int main(void) {
   XT_RUN(test_v8_pairs);
   XT_RUN(test_v8_refusals);
   XT_RUN(test_v9_wide);
+  XT_RUN(test_v10_streams);
+  XT_RUN(test_v10_refusals);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v9 on shapes TMA cannot describe; v8 with a tile "
+  printf("# %d runs checked, %d unsupported (v2-v10 on shapes TMA cannot describe; v8 with a tile "
          "list)\n",
          g_runs, g_unsupported);
   cublasDestroy(g_blas);

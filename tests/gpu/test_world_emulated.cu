@@ -4,13 +4,6 @@
  * trace recorder, and the launch plan's residency check. */
 #include "test_world_kernels.cuh"
 
-#include <time.h>
-
-static double wall_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static xs_world* make_world(int W, xs_mem_kind mem, uint64_t timeout_ns, size_t trace) {
   xs_world_config cfg = XS_WORLD_CONFIG_INITIALIZER;
@@ -115,10 +108,10 @@ static void test_timeout(void) {
   XT_EQ_INT(xs_world_memset(w, flags, 0, 16), XS_OK);
   xs_launch_plan plan;
   XT_EQ_INT(xs_world_launch_plan(&plan, w, (const void*)timeout_kernel, 32, 0, 1), XS_OK);
-  double t0 = wall_s();
+  double t0 = tw_wall_s();
   TW_LAUNCH(plan, timeout_kernel, 32, (uint64_t*)flags);
   XT_EQ_INT(xs_world_sync(w), XS_OK);
-  double dt = wall_s() - t0;
+  double dt = tw_wall_s() - t0;
   XT_CHECK_MSG(dt < 3.0, "the kernel took %.2f s to give up", dt);
   xs_status_report st;
   XT_EQ_INT(xs_world_status(&st, w, 1), XS_OK);

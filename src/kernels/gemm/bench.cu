@@ -11,8 +11,10 @@
  * the 2-CTA-cluster kernel, from 128 tokens per expert) and AUTO's pick per layout; balanced
  * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
  * and the best row). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile
- * streams with 128-token tiles, explicit only) is timed on every dense case and on grouped
- * cases from 128 tokens per expert, both layouts.
+ * streams with 128-token tiles, explicit only) is timed on the two smaller dense cases. v10
+ * (v3's wgmma on 64 x 256 tiles in two streams per CTA, explicit only) is timed on every dense
+ * case and on grouped cases from 128 tokens per expert, both layouts (in place of v9, measured
+ * in run 10).
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -287,7 +289,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[10] = {"auto",
+  static const char* names[11] = {"auto",
                                   "v1 simt 64x64",
                                   "v2 wgmma 128x128",
                                   "v3 wgmma 128x256",
@@ -296,18 +298,27 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                                   "v6 wgmma 128x208",
                                   "v7 wgmma tokens",
                                   "v8 wgmma 128x256 cl2",
-                                  "v9 streams 128x128"};
-  int plain_at[10], hook_at[10]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 10; v++)
+                                  "v9 streams 128x128",
+                                  "v10 streams 64x256"};
+  int plain_at[11], hook_at[11]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 11; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
    * never picks. v8 (v3's tile on 2-CTA clusters sharing B, explicit only) from M = 256, where
    * a cluster has two m-blocks to share B between. v9 (128 x 128 tiles in two streams per
-   * CTA, explicit only) everywhere: its row beside v3's is the question of tuning round 7. */
-  const int last_v = 9;
-  auto timed_version = [M](int v) {
-    return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256) || v == 9;
+   * CTA, explicit only; run 10: slower than v3) only where bench_gemm.c's 20 rows leave room
+   * beside v10: not on the two long shapes, whose band rows fill the table. v10 (64 x 256 tiles
+   * in two streams, v3's wgmma) everywhere: its row beside v3's is the question of tuning round
+   * 8. */
+  constexpr int last_v = 10;
+  static_assert(sizeof names / sizeof names[0] == last_v + 1 &&
+                    sizeof plain_at / sizeof plain_at[0] == last_v + 1,
+                "one name and slot per version");
+  const double flops = b->flops;
+  auto timed_version = [M, flops](int v) {
+    return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256) || (v == 9 && flops <= 1e12) ||
+           v == 10;
   };
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
@@ -367,9 +378,11 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
       av.version = (xs_gemm_version)v;
       if (!timed_version(v)) continue;
       if (v == 1 && ta.version != XS_GEMM_V1) continue; /* v1: only when AUTO falls back */
-      /* NOTE: v9's hook row only where the table keeps room for it and the two "alone" rows
-       * (8192^3 with its band rows fills bench_gemm.c's 20 without it). */
-      if (v == 9 && b->n + 3 > b->max_rows) continue;
+      /* NOTE: v9's and v10's hook rows only where the table keeps room for them and the two
+       * "alone" rows (8192^3 with its band rows fills bench_gemm.c's 20 without them); v10's
+       * (its 16-byte stores against its TMA store) goes first. */
+      if (v == 9 && b->n + 4 > b->max_rows) continue;
+      if (v == 10 && b->n + 3 > b->max_rows) continue;
       if (xs_gemm_tiles(&t, &av, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
       xs_gemm_tile_dst* h_map = (xs_gemm_tile_dst*)malloc(sizeof(xs_gemm_tile_dst) * t.count);
       XSI_ARG(h_map != NULL, "gemm bench: out of host memory");
@@ -423,7 +436,9 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                     rounds_of(b), drift);
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
-    double over[10] = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    double over[last_v + 1];
+    for (int v = 0; v <= last_v; v++)
+      over[v] = NAN;
     for (int v = 1; v <= last_v; v++)
       if (plain_at[v] >= 0 && hook_at[v] >= 0)
         over[v] = 100.0 * (median_ratio(fns[hook_at[v]], fns[plain_at[v]]) - 1.0);
@@ -563,17 +578,18 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* widths[10] = {"",    "simt", "128", "256",     "224",
-                                   "192", "208",  "",    "256 cl2", ""};
+  static const char* widths[11] = {"",    "simt", "128",     "256", "224", "192",
+                                   "208", "",     "256 cl2", "",    ""};
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   char name[40];
-  /* The row name of version v on a layout: "contig v3 256", "masked v7 16x64" (v7, v9: the
-   * tile, rows x output columns; v7's height depends on the rows per group). */
+  /* The row name of version v on a layout: "contig v3 256", "masked v7 16x64" (v7, v9, v10:
+   * the tile, rows x output columns; v7's height depends on the rows per group). */
   auto row_name = [&](const char* layout, const xs_gemm_args* av) {
     xs_gemm_tiling t;
-    const int tokens = av->version == XS_GEMM_V7 || av->version == XS_GEMM_V9;
+    const int tokens =
+        av->version == XS_GEMM_V7 || av->version == XS_GEMM_V9 || av->version == XS_GEMM_V10;
     if (tokens && xs_gemm_tiles(&t, av, epi.act) == XS_OK)
       snprintf(name, sizeof name, "%s v%d %dx%d", layout, (int)av->version, t.tile_m, t.tile_n);
     else
@@ -589,14 +605,18 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
    * be. v9 (v7's streams with 128-token tiles, not picked by AUTO) from 128 tokens per expert.
    * NOTE: bench_gemm.c keeps 20 rows per case; a balanced case with v1 fills them with v2-v7
    * and v9 on both layouts, so v8 (0.72 of v3 at T=128 in run 9, an idle member in every pair)
-   * is left out at T < 256 and v7 (64-token tiles: B read once per 64 rows) from T = 256. */
+   * is left out at T < 256 and v7 (64-token tiles: B read once per 64 rows) from T = 256. v10
+   * (v3's wgmma on 64 x 256 tiles in two streams per CTA, tuning round 8) from 128 tokens per
+   * expert takes v9's two rows (v9 measured in run 10: 0.84-0.89 of cuBLAS strided-batched at
+   * T=512, below v3). */
   auto timed_g = [c](int v) {
     if (v == 7) return c->tokens < 256;
     if (v == 8) return c->tokens >= 256;
-    if (v == 9) return c->tokens >= 128;
+    if (v == 9) return false;
+    if (v == 10) return c->tokens >= 128;
     return true;
   };
-  for (int v = 1; v <= 9; v++) {
+  for (int v = 1; v <= 10; v++) {
     if (!timed_g(v)) continue;
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
@@ -606,7 +626,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
         check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
   }
-  for (int v = 2; v <= 9; v++) {
+  for (int v = 2; v <= 10; v++) {
     if (!timed_g(v)) continue;
     xs_gemm_args av = am;
     av.version = (xs_gemm_version)v;

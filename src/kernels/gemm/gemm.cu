@@ -1,6 +1,6 @@
 /* gemm.cu — the GEMM engine's host API (xstage/gemm.h): argument checks, the version
  * dispatcher, tilings, tensor maps and launches. Kernels: gemm_v1.cu, gemm_v2.cu (v2-v6),
- * gemm_v7.cu (v7, v9), gemm_v8.cu.
+ * gemm_v7.cu (v7, v9), gemm_v8.cu, gemm_v10.cu.
  */
 #include <string.h>
 
@@ -42,7 +42,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v8 cannot run this problem, or NULL when they can. */
+/* Why v2-v10 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -53,15 +53,15 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
 }
 
 /* Output tile of version v: tm x tn (tn with SiLU*mul: output columns). `rows`: the rows per
- * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens). */
+ * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens; v10: 64 rows). */
 void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
-  *tm = v == XS_GEMM_V1 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
-  int bn = v == XS_GEMM_V1                      ? 64
-           : v == XS_GEMM_V2                    ? 128
-           : v == XS_GEMM_V3 || v == XS_GEMM_V8 ? 256
-           : v == XS_GEMM_V4                    ? 224
-           : v == XS_GEMM_V5                    ? 192
-           : v == XS_GEMM_V6                    ? 208
+  *tm = v == XS_GEMM_V1 || v == XS_GEMM_V10 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
+  int bn = v == XS_GEMM_V1                                          ? 64
+           : v == XS_GEMM_V2                                        ? 128
+           : v == XS_GEMM_V3 || v == XS_GEMM_V8 || v == XS_GEMM_V10 ? 256
+           : v == XS_GEMM_V4                                        ? 224
+           : v == XS_GEMM_V5                                        ? 192
+           : v == XS_GEMM_V6                                        ? 208
                              : 128;              /* v7, v9: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
@@ -83,7 +83,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V9, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V10, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -180,9 +180,10 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * problems do not weigh it (at 4096x28672x8192 its 34 waves x 208 would undercut v3's
    * 28 x 256 for a weight < 101.3, unmeasured). Grouped problems do not weigh v5 (measured on
    * them first). */
-  /* v8 (2-CTA clusters with B multicast, tuning round 6) and v9 (v7's two tile streams with
-   * 128-token tiles, tuning round 7) are not weighed: explicit only until their rows in
-   * `xstage bench gemm` have been measured. */
+  /* v8 (2-CTA clusters with B multicast, tuning round 6), v9 (v7's two tile streams with
+   * 128-token tiles, tuning round 7; measured slower than v3 in run 10) and v10 (v3's wgmma on
+   * 64 x 256 tiles in two streams, tuning round 8) are not weighed: explicit only until their
+   * rows in `xstage bench gemm` show a gain over v3. */
   enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106, W6 = 107 };
   xs_gemm_tiling t2, t3, t4;
   fill_tiling(&t2, a, silu, XS_GEMM_V2);
@@ -283,7 +284,11 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.grid.m_blocks = t.m_blocks;
   p.grid.n_blocks = t.n_blocks;
   p.grid.order = sched.order == XS_GEMM_ORDER_RASTER_N ? 1 : 0;
-  p.grid.swizzle = sched.swizzle ? sched.swizzle : 8;
+  /* NOTE: v10's default raster-M band is 16 m-blocks of 64 rows, the 1024 rows of v3's default
+   * band of 8 x 128, so the A and B footprint of a band in L2 matches v3's. */
+  p.grid.swizzle = sched.swizzle ? sched.swizzle
+                   : t.version == XS_GEMM_V10 && sched.order == XS_GEMM_ORDER_RASTER_M ? 16
+                                                                                       : 8;
   p.layout = a->layout;
   p.M = a->M;
   p.N = a->N;
@@ -302,8 +307,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
    * launch keeps fixed arguments (CUDA graphs); the grid stays sized for the full buffer. v7
-   * (and v9) runs two tile streams per CTA and keeps one CTA per SM: a schedule of fewer than 2 x
-   * SMs positions then runs on min(SMs, positions) CTAs, one stream on each before any runs two. */
+   * (and v9, v10) runs two tile streams per CTA and keeps one CTA per SM: a schedule of fewer than
+   * 2 x SMs positions then runs on min(SMs, positions) CTAs, one stream on each before any runs
+   * two. */
   p.compact = t.version != XS_GEMM_V1 && a->layout == XS_GEMM_GROUPED_MASKED &&
               sched.order != XS_GEMM_ORDER_LIST && a->experts <= XSG_MASKED_MAX_EXPERTS;
   if (t.version == XS_GEMM_V8) {
@@ -350,6 +356,15 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     if (epi.store == XS_GEMM_STORE_LOCAL)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
     err = xsg_launch_v8(&p, &ma, &mb, &mc, ctas, s);
+  } else if (t.version == XS_GEMM_V10) {
+    /* 64-row A tiles, v3's B halves of 128 rows, C {64, 64} for the TMA store. */
+    CUtensorMap ma, mb, mc;
+    memset(&mc, 0, sizeof mc);
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 64, "A"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 128, "B"));
+    if (epi.store == XS_GEMM_STORE_LOCAL)
+      XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
+    err = xsg_launch_v10(&p, &ma, &mb, &mc, ctas, s);
   } else if (t.version == XS_GEMM_V7 || t.version == XS_GEMM_V9) {
     /* Token tiles of tile_m rows (v9: 128), B in 64-row halves; no C map (stores from
      * registers). */

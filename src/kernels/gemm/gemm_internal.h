@@ -62,7 +62,7 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
   return p->order_list ? p->order_list[k] : xsg_order_tile(&p->grid, k);
 }
 
-/* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8 below). ctas: persistent grid size (already
+/* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already
  * clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
 /* bn: 128 (v2), 256 (v3), 224 (v4), 192 (v5) or 208 (v6). The maps: A box {64, 128, 1}, B box
@@ -89,5 +89,11 @@ cudaError_t xsg_launch_v8(const xsg_params* p, const CUtensorMap* map_a, const C
                           const CUtensorMap* map_c, int ctas, cudaStream_t stream);
 /* Clusters of v8 that can be resident at once (cudaOccupancyMaxActiveClusters). */
 cudaError_t xsg_v8_max_clusters(int* clusters);
+/* v10 (gemm_v10.cu): tiles of p->tile_m = 64 rows x 256 B rows (v3's m64n256k16), two
+ * independent tile streams per CTA (one per consumer warpgroup). The maps: A box {64, 64, 1}, B
+ * box {64, 128, 1}, C box {64, 64, 1} (STORE_LOCAL), 128-byte swizzle. cudaErrorInvalidValue for
+ * another tile_m. */
+cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
+                           const CUtensorMap* map_c, int ctas, cudaStream_t stream);
 
 #endif

@@ -288,17 +288,11 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   /* 0. cudaMemcpy bandwidth (the yardstick for R on the host path), then the session. */
   if (cfg->memcpy_bw && cfg->target.kind == XS_TARGET_PEER) {
     /* the yardstick of a peer path: cudaMemcpyPeer to the same peer(s), all at once */
-    int peers[8], np = 0, count = 0;
-    if (cfg->target.peer != XS_PEER_ALL) {
+    int peers[XSI_XB_MAX_TARGETS], np = 0;
+    if (cfg->target.peer != XS_PEER_ALL)
       peers[np++] = cfg->target.peer;
-    } else if (cudaGetDeviceCount(&count) == cudaSuccess) {
-      for (int q = 0; q < count && np < 8; q++) {
-        int can = 0;
-        if (q != cfg->device && cudaDeviceCanAccessPeer(&can, cfg->device, q) == cudaSuccess && can)
-          peers[np++] = q;
-      }
-    }
-    cudaGetLastError();
+    else
+      np = xsi_xb_reachable_peers(cfg->device, peers, XSI_XB_MAX_TARGETS);
     progress(&r, "cudaMemcpyPeer bandwidth (256 MiB per peer)", 0.0);
     if (np)
       XSI_CHECK_GOTO(xs_memcpy_peer_bandwidth(&rep.memcpy_d2h, &rep.memcpy_h2d, cfg->device, peers,

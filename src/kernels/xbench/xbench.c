@@ -78,6 +78,17 @@ fail:
   return res;
 }
 
+int xsi_xb_reachable_peers(int device, int* out, int cap) {
+  int count = 0, n = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  for (int q = 0; q < count && n < cap; q++) {
+    int can = 0;
+    if (q != device && cudaDeviceCanAccessPeer(&can, device, q) == cudaSuccess && can) out[n++] = q;
+  }
+  cudaGetLastError(); /* a failed query is "not reachable", not a sticky error */
+  return n;
+}
+
 xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t ring_bytes) {
   XSI_ARG(out, "xs_xbench_create: NULL out");
   *out = NULL;
@@ -122,12 +133,7 @@ xs_result xs_xbench_create(xs_xbench** out, int device, xs_target target, size_t
     int count = 0;
     XSI_CUDA_GOTO(cudaGetDeviceCount(&count), res, fail);
     if (target.peer == XS_PEER_ALL) {
-      for (int q = 0; q < count && b->ntargets < XSI_XB_MAX_TARGETS; q++) {
-        int can = 0;
-        if (q == device) continue;
-        XSI_CUDA_GOTO(cudaDeviceCanAccessPeer(&can, device, q), res, fail);
-        if (can) b->tdevice[b->ntargets++] = q;
-      }
+      b->ntargets = xsi_xb_reachable_peers(device, b->tdevice, XSI_XB_MAX_TARGETS);
       if (!b->ntargets)
         XSI_FAIL(res, XS_ERR_UNSUPPORTED, fail,
                  "target peer:all: device %d reaches no peer GPU (%d devices)", device, count);

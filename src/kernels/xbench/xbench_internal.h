@@ -72,6 +72,10 @@ xs_result xsi_xb_fma_time(double* ns, uint64_t iters, float* sink, uint64_t* dev
 /* Smallest non-zero step of %globaltimer over `reads` back-to-back reads (ns). */
 xs_result xsi_xb_timer_res(double* ns, int reads, uint64_t* dev_scratch, cudaStream_t stream);
 
+/* The devices `device` reaches through peer access, in order, at most `cap` (peer:all's rings and
+ * its cudaMemcpyPeer yardstick use the same set). Returns the count (0 on any CUDA error). */
+int xsi_xb_reachable_peers(int device, int* out, int cap);
+
 /* Session access for calibrate.c. */
 const char* xsi_xbench_device_name(const xs_xbench* b);
 size_t xsi_xbench_ring_bytes(const xs_xbench* b);
