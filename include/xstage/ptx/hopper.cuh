@@ -458,30 +458,6 @@ XS_DEV uint32_t xs_mapa_u32(const void* smem, uint32_t rank) {
   return r;
 }
 
-/* mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at
- * shared::cluster address `cluster_addr` (this CTA's or another CTA's of the cluster, from
- * xs_mapa_u32), with release semantics at cluster scope: this thread's earlier memory
- * operations (and the completed reads of the wgmma groups it waited for) happen before the
- * arrival is observed. */
-XS_DEV void xs_mbar_arrive_cluster(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr)
-               : "memory");
-}
-
-/* mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64: xs_mbar_try_wait with acquire
- * semantics at cluster scope (for a barrier that threads of other CTAs of the cluster arrive
- * on with xs_mbar_arrive_cluster). 1 once the phase with parity `parity` has completed. */
-XS_DEV uint32_t xs_mbar_try_wait_cluster(uint64_t* bar, uint32_t parity) {
-  uint32_t ok;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
-      "%2;\nselp.u32 %0, 1, 0, p;\n}"
-      : "=r"(ok)
-      : "r"(xs_smem_u32(bar)), "r"(parity)
-      : "memory");
-  return ok;
-}
-
 /* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
  * .multicast::cluster: load the box at (c0, c1, c2) once from global memory and write it to the
  * same CTA-relative shared offset as `dst` in every CTA of the cluster whose rank bit is set in

@@ -127,7 +127,7 @@ __device__ __forceinline__ int v8_pair(const xsg_params& p, const int32_t* table
  * shared::cluster address `addr` (from xs_mapa_u32: this CTA's or the partner's), with release
  * semantics at CTA scope, the PTX default (CUTLASS's ClusterBarrier::arrive(cta_id) emits the
  * same). On sm_90 this is a bare SYNCS.ARRIVE.TRANS64.RED.
- * NOTE: not xs_mbar_arrive_cluster (`.release.cluster`): ptxas (CUDA 13.0, sm_90a) puts
+ * NOTE: not `mbarrier.arrive.release.cluster`: ptxas (CUDA 13.0, sm_90a) puts
  * MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR in front of every such arrival, i.e. two
  * GPU-scope fences per consumer warp and k-block, between one k-block's wgmma and the next; in
  * the first H200 measurement v8 ran at 0.56-0.58x of v3 (README, "Tuning round 6", diagnosis).
@@ -232,7 +232,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
         const uint32_t bytes = (work == 1 ? cfg::A_BYTES : 0) + cfg::B_BYTES;
         for (int kb = 0; kb < k_blocks; kb++) {
           /* Released by both CTAs' consumers: this producer's multicast writes into both.
-           * NOTE: CTA-scope acquire (as CUTLASS's cluster pipelines): xsg_wait_timed_cluster's
+           * NOTE: CTA-scope acquire (as CUTLASS's cluster pipelines): a wait with
            * `.acquire.cluster` adds a CCTL.IVALL (L1 invalidate) after every successful wait
            * and orders nothing the TMA writes that follow need (see v8_arrive). */
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */

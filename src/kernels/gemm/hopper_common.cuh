@@ -24,17 +24,6 @@ static __device__ __forceinline__ void xsg_wait_timed(uint64_t* bar, uint32_t pa
   }
 }
 
-/* xsg_wait_timed for a barrier that the threads of both CTAs of a cluster arrive on (v8's
- * `empty`): the same 4 s bound, with acquire semantics at cluster scope. */
-static __device__ __forceinline__ void xsg_wait_timed_cluster(uint64_t* bar, uint32_t parity) {
-  if (xs_mbar_try_wait_cluster(bar, parity)) return;
-  const uint64_t t0 = xs_globaltimer();
-  for (uint32_t n = 1;; n++) {
-    if (xs_mbar_try_wait_cluster(bar, parity)) return;
-    if ((n & 1023) == 0 && xs_globaltimer() - t0 > 4000000000ull) __trap();
-  }
-}
-
 static __device__ __forceinline__ uint32_t xsg_pack_bf16x2(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
