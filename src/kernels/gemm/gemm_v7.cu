@@ -267,16 +267,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
           }
         }
       }
-      /* Drain: wait (bounded) until the consumers have released every slot this ring filled
-       * (the next STAGES waits the loop would make). A consumer stuck on a full barrier (a lost
-       * byte count in the last k-blocks) then traps here instead of hanging the launch. */
-      for (int i = 0; i < cfg::STAGES; i++) {
-        xsg_wait_timed(&my_empty[s], phase ^ 1);
-        if (++s == cfg::STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
+      xsg_drain_ring(my_empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
   } else {
     /* ================= consumers: warpgroup 1 + s runs stream s ================= */

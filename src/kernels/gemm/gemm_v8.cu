@@ -248,16 +248,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
           }
         }
       }
-      /* Drain: wait (bounded) until both CTAs' consumers have released every round this ring
-       * ran, i.e. the next STAGES waits the loop would have made. A consumer stuck on a full
-       * barrier (a lost byte count) then traps here instead of hanging the launch. */
-      for (int i = 0; i < cfg::STAGES; i++) {
-        xsg_wait_timed(&empty[s], phase ^ 1);
-        if (++s == cfg::STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
+      /* both CTAs' consumers arrive on these barriers: the drain covers the partner too */
+      xsg_drain_ring(empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
   } else {
     /* ================= consumer warpgroups ================= */

@@ -24,6 +24,21 @@ static __device__ __forceinline__ void xsg_wait_timed(uint64_t* bar, uint32_t pa
   }
 }
 
+/* A producer's last act: wait (bounded) until the consumers have released every slot of its
+ * ring, i.e. make the next `stages` waits its loop would have made from slot s, phase `phase`.
+ * A consumer stuck on a full barrier (a lost byte count in the last k-blocks) then traps the
+ * launch here instead of hanging it. */
+static __device__ __forceinline__ void xsg_drain_ring(uint64_t* empty, int stages, int s,
+                                                      uint32_t phase) {
+  for (int i = 0; i < stages; i++) {
+    xsg_wait_timed(&empty[s], phase ^ 1);
+    if (++s == stages) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+}
+
 static __device__ __forceinline__ uint32_t xsg_pack_bf16x2(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
