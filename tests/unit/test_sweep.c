@@ -104,7 +104,11 @@ static void test_plan_quick(void) {
   XT_CHECK(xs_sweep_plan(g_pts, XS_SWEEP_MAX_POINTS, &n, 0, &o, &p) == XS_OK);
   XT_CHECK(count_phase(g_pts, n, XS_PHASE_T0) >= 6);
   XT_CHECK(count_phase(g_pts, n, XS_PHASE_R) >= 2);
-  XT_CHECK(count_phase(g_pts, n, XS_PHASE_Q) >= 2 * 4 * 3); /* 2 K, >= 4 V (knee), 3 reps */
+  XT_CHECK(count_phase(g_pts, n, XS_PHASE_Q) >= 3 * 4 * 3); /* 3 K, >= 4 V (knee), 3 reps */
+  int q_largest = 0; /* the largest K (all SMs) is probed for its room too */
+  for (size_t i = 0; i < n; i++)
+    q_largest += g_pts[i].phase == XS_PHASE_Q && g_pts[i].K == o.sm_count;
+  XT_CHECK_MSG(q_largest >= 4 * 3, "quick: %d Q probes at K = %d", q_largest, o.sm_count);
   for (size_t i = 0; i < n; i++) {
     XT_CHECK(g_pts[i].K >= 1 && g_pts[i].K <= o.sm_count);
     if (g_pts[i].phase == XS_PHASE_R) XT_CHECK(g_pts[i].G == 0 && g_pts[i].bursts >= 16);
