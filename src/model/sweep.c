@@ -660,8 +660,10 @@ static xs_result plan_probes(plan_ctx* c) {
   for (int i = 0; i < nk; i++)
     XSI_CHECK(add_point(c, XS_PHASE_R, ks[i], vr, 0, full ? 48 : 24, 0, 0));
   /* Q: single bursts, V geometric from 64 KiB to 16 MiB, 3 repetitions each (quick: the two
-   * smallest K and the largest, whose room decides whether a whole-GPU burst goes free). */
-  int nq = full ? 13 : 9;
+   * smallest K and the largest, whose room decides whether a whole-GPU burst goes free).
+   * --full steps by 2^(1/3) (19 sizes): the knee of K = 132 lies between 3 and 3.6 MiB on the
+   * H200, where 2^(2/3) steps (2.5, 4 MiB) left the fit to guess it. */
+  int nq = full ? 19 : 9;
   for (int i = 0; i < nk; i++) {
     if (!full && i > 1 && i != nk - 1) continue;
     for (int j = 0; j < nq; j++) {
