@@ -474,6 +474,8 @@ typedef struct xs_calib_report {
   int reps;             /* repetitions of each grid configuration */
   double repeat_ss[5];  /* steady T_iss of the 5 repetitions */
   double repeat_spread; /* max/min - 1 */
+  double repeat_total[5];     /* the per-point quantity: total T_iss of each repetition's bursts */
+  double repeat_total_spread; /* its max/min - 1 */
   int repeat_K;
   double repeat_V, repeat_G;
   double fma_iters_per_ns, timer_res_ns;

@@ -1199,8 +1199,10 @@ done:
 
 /* Steady T_iss (median of the second half) of each sequence of `phase` in raw rows; one value
  * per sequence (point), in order; at most cap. */
-static size_t seq_steady(double* out, double* V, int* K, size_t cap, const xs_calib_row* rows,
-                         size_t n, const char* transport, const char* phase, int period) {
+/* Per sequence of `phase`: the median of the second half's T_iss (+ the gap after each burst
+ * with `period`), or with `total` the sum of all its bursts' T_iss (the per-point quantity). */
+static size_t seq_stat(double* out, double* V, int* K, size_t cap, const xs_calib_row* rows,
+                       size_t n, const char* transport, const char* phase, int period, int total) {
   size_t m = 0;
   double v[XS_XBENCH_MAX_BURSTS];
   for (size_t i = 0; i < n && m < cap;) {
@@ -1218,7 +1220,9 @@ static size_t seq_steady(double* out, double* V, int* K, size_t cap, const xs_ca
     }
     if (!strcmp(a->phase, phase) && (!transport || !strcmp(a->transport, transport))) {
       int h = nb / 2;
-      out[m] = med_of(v + h, (size_t)(nb - h));
+      double sum = 0;
+      for (int b = 0; b < nb; b++) sum += v[b];
+      out[m] = total ? sum : med_of(v + h, (size_t)(nb - h));
       if (V) V[m] = a->V;
       if (K) K[m] = a->K;
       m++;
@@ -1289,7 +1293,7 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
   }
   /* repeatability: the steady T_iss of each "repeat" sequence */
   {
-    size_t m = seq_steady(tmp, NULL, NULL, 5, rows, n, transport, "repeat", 0);
+    size_t m = seq_stat(tmp, NULL, NULL, 5, rows, n, transport, "repeat", 0, 0);
     double mn = INFINITY, mx = 0;
     for (size_t k = 0; k < m; k++) {
       rep->repeat_ss[k] = tmp[k];
@@ -1301,10 +1305,17 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
         break;
       }
     rep->repeat_spread = m >= 2 && mn > 0 ? mx / mn - 1.0 : NAN;
+    m = seq_stat(tmp, NULL, NULL, 5, rows, n, transport, "repeat", 0, 1);
+    mn = INFINITY, mx = 0;
+    for (size_t k = 0; k < m; k++) {
+      rep->repeat_total[k] = tmp[k];
+      mn = tmp[k] < mn ? tmp[k] : mn, mx = tmp[k] > mx ? tmp[k] : mx;
+    }
+    rep->repeat_total_spread = m >= 2 && mn > 0 ? mx / mn - 1.0 : NAN;
   }
   /* R from the back-to-back sequences when the caller has no better figure */
   if (!(rep->R_meas > 0)) {
-    size_t m = seq_steady(tmp, tmp + n, NULL, n, rows, n, transport, "R", 1);
+    size_t m = seq_stat(tmp, tmp + n, NULL, n, rows, n, transport, "R", 1, 0);
     for (size_t k = 0; k < m; k++)
       tmp[k] = tmp[k] > 0 ? tmp[n + k] / tmp[k] : NAN;
     rep->R_meas = m ? med_of(tmp, m) : 0;

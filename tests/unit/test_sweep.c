@@ -612,6 +612,19 @@ static void test_analyse(void) {
                rep.trans_in_grid, rep.trans_within_10);
   XT_CHECK(!rep.no_xstage);
   XT_CHECK(rep.repeat_K == 16 && rep.repeat_spread >= 0 && rep.repeat_spread < 0.03);
+  /* the per-point repeatability: each run's total issue time (32 bursts of about V/R each in
+   * this drain-regime configuration), spread computed over the 5 totals */
+  {
+    double mn = INFINITY, mx = 0;
+    for (int r = 0; r < 5; r++) {
+      XT_CHECK_MSG(rep.repeat_total[r] > 20.0 * 1048576.0 / p.R &&
+                       rep.repeat_total[r] < 40.0 * 1048576.0 / p.R,
+                   "run %d total %g ns", r, rep.repeat_total[r]);
+      mn = fmin(mn, rep.repeat_total[r]), mx = fmax(mx, rep.repeat_total[r]);
+    }
+    XT_NEAR(rep.repeat_total_spread, mx / mn - 1.0, 1e-12);
+    XT_CHECK(rep.repeat_total_spread >= 0 && rep.repeat_total_spread < 0.03);
+  }
   /* HBM: nothing backs up, every pair settles at G = 0 */
   xs_link_profile h = XS_LINK_PROFILE_INITIALIZER;
   XT_CHECK(xs_profile_default(&h, "h200-hbm") == XS_OK);
