@@ -25,18 +25,18 @@ static xs_link_profile truth(void) {
   return p;
 }
 
-/* The sweep identifies every parameter: small bursts (t_fixed), K below and above the cap
- * (r_cta, r_cap), back-to-back large bursts (R), bursts that overflow from idle and transients
- * (Q per K), the mean producer (unfair_mean). noise: multiplicative, lognormal sigma. */
-static size_t synth(xs_sample* out, const xs_link_profile* p, double noise, int reps) {
+/* The grid behind both synthetic sets: K x V x G sequences of 17 equal bursts from idle,
+ * bursts 0, 1, 2, 4, 8, 16 kept. with_mean: also the mean producer (a second noise draw per
+ * row, capped at T_iss); without it the column stays 0 (absent). */
+static size_t synth_grid(xs_sample* out, const xs_link_profile* p, double noise, int reps,
+                         const double* Vs, int nv, int with_mean) {
   const double Ks[4] = {4, 16, 32, 64};
-  const double Vs[5] = {16384, 65536, 262144, 1048576, 4194304};
   const double Gs[8] = {0, 1e3, 3e3, 1e4, 2e4, 4e4, 8e4, 2e5};
   const long Bs[6] = {0, 1, 2, 4, 8, 16};
   size_t n = 0;
   for (int rep = 0; rep < reps; rep++)
     for (int k = 0; k < 4; k++)
-      for (int v = 0; v < 5; v++)
+      for (int v = 0; v < nv; v++)
         for (int g = 0; g < 8; g++) {
           xs_burst bs[17];
           xs_burst_result r[17];
@@ -49,11 +49,20 @@ static size_t synth(xs_sample* out, const xs_link_profile* p, double noise, int 
             s->K = Ks[k], s->V = Vs[v], s->G = Gs[g], s->burst_index = Bs[b];
             double m = exp(noise * gauss());
             s->t_iss_ns = r[Bs[b]].t_iss_ns * m;
+            if (!with_mean) continue;
             s->t_iss_mean_ns = r[Bs[b]].t_iss_mean_ns * m * exp(noise * gauss());
             if (s->t_iss_mean_ns > s->t_iss_ns) s->t_iss_mean_ns = s->t_iss_ns;
           }
         }
   return n;
+}
+
+/* The sweep identifies every parameter: small bursts (t_fixed), K below and above the cap
+ * (r_cta, r_cap), back-to-back large bursts (R), bursts that overflow from idle and transients
+ * (Q per K), the mean producer (unfair_mean). noise: multiplicative, lognormal sigma. */
+static size_t synth(xs_sample* out, const xs_link_profile* p, double noise, int reps) {
+  static const double Vs[5] = {16384, 65536, 262144, 1048576, 4194304};
+  return synth_grid(out, p, noise, reps, Vs, 5, 1);
 }
 
 static void check_recovery(const xs_link_profile* f, const xs_link_profile* t, double tol) {
@@ -229,27 +238,9 @@ static void test_fit_burst_room(void) {
  * each overflowing size from exact data, within a few percent from noisy data, and predicts
  * held-out configurations better than refine = 2 (without it). */
 static size_t synth_relax(xs_sample* out, const xs_link_profile* p, double noise) {
-  const double Ks[4] = {4, 16, 32, 64};
-  const double Vs[8] = {16384, 65536, 262144, 1048576, 2097152, 4194304, 8388608, 16777216};
-  const double Gs[8] = {0, 1e3, 3e3, 1e4, 2e4, 4e4, 8e4, 2e5};
-  const long Bs[6] = {0, 1, 2, 4, 8, 16};
-  size_t n = 0;
-  for (int k = 0; k < 4; k++)
-    for (int v = 0; v < 8; v++)
-      for (int g = 0; g < 8; g++) {
-        xs_burst bs[17];
-        xs_burst_result r[17];
-        for (int i = 0; i < 17; i++) bs[i].V = Vs[v], bs[i].gap_ns = Gs[g];
-        xs_fluid_simulate(r, NULL, p, Ks[k], bs, 17);
-        for (int b = 0; b < 6; b++) {
-          xs_sample* s = &out[n++];
-          memset(s, 0, sizeof *s);
-          snprintf(s->transport, sizeof s->transport, "host");
-          s->K = Ks[k], s->V = Vs[v], s->G = Gs[g], s->burst_index = Bs[b];
-          s->t_iss_ns = r[Bs[b]].t_iss_ns * exp(noise * gauss());
-        }
-      }
-  return n;
+  static const double Vs[8] = {16384,   65536,   262144,  1048576,
+                               2097152, 4194304, 8388608, 16777216};
+  return synth_grid(out, p, noise, 1, Vs, 8, 0);
 }
 
 static void test_fit_relax(void) {
