@@ -18,7 +18,7 @@ if [ -d .carry/build ]; then rm -rf build && cp -r .carry/build build; fi
   ldd build/xstage | grep -E "not found|cuda|nccl|cublas|xstage"
 } >"$OUT/env.log" 2>&1
 cat "$OUT/env.log"
-declare -A LIMIT=([world]=200 [calib]=480 [tempo]=150 [gemm]=250 [attention]=180 [nvlink]=560 [multi_world]=220)
+declare -A LIMIT=([world]=200 [calib]=480 [tempo]=150 [gemm]=250 [attention]=180 [nvlink]=560 [multi_world]=220 [gemm_probe]=420)
 summary=""
 for area in ${AREAS:-world calib tempo gemm attention}; do
   [ -f "scripts/gpu/$area.sh" ] || { summary+="$area: no script\n"; continue; }
