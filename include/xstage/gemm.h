@@ -75,6 +75,11 @@ typedef enum xs_gemm_version {
    * one tile's epilogue overlaps the other stream's main loop. Explicit only (AUTO does not pick
    * it); every feature of v3 (layouts, SiLU*mul, map, flags, orders, ORDER_LIST). */
   XS_GEMM_V10 = 10,
+  /* v11 — Hopper: v3 (128x256 tiles, 4 stages) with a deferred epilogue: a finished tile is
+   * packed to bf16 in registers (SiLU*mul applied) and staged and stored after the next tile's
+   * first two k-blocks are issued, so the stores overlap tensor work instead of idling it.
+   * Every feature of v3. */
+  XS_GEMM_V11 = 11,
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */

@@ -109,7 +109,134 @@ __device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, ui
   xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
 }
 
-template <int BN>
+/* A finished tile whose epilogue has not run yet (DEFER: it runs under the next tile's first
+ * k-blocks). */
+struct tile_done {
+  int row0, row_end, expert, index, nb;
+};
+
+/* One tile's epilogue for consumer warpgroup `half` (thread `tid` of its 128): 8-column groups
+ * -> swizzled staging -> TMA store or 16-byte stores (through the tile's map entry), in passes
+ * of at most STAGE_COLS columns (v3/v4/v6 without SiLU: two passes through a half-size staging
+ * buffer, which buys their ring a fourth stage), then the tile's flag.
+ * word(i, hi) / word_silu(i, hi): the packed bf16 pair of the thread's 8-column group i (SiLU:
+ * output group i < BN/16), fragment row r_lo (hi = 0) or r_lo + 8 (hi = 1); called with
+ * compile-time i and hi only (the accumulators stay in registers). Runs passes PS_FIRST..PS_LAST
+ * (SiLU*mul: pass 0 only); raises the tile's flag when raise_flag. */
+template <int BN, int PS_FIRST, int PS_LAST, class Word, class WordSilu>
+__device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMap* map_c,
+                                           uint8_t* my_c, int half, int tid, int silu,
+                                           const tile_done& td, int raise_flag, Word word,
+                                           WordSilu word_silu) {
+  using cfg = hopper_cfg<BN>;
+  const int warp = tid / 32, lane = tid % 32;
+  /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
+   * NOTE: addresses are formed as row base + (chunk, swizzled unit) so that only the eight
+   * swizzled unit offsets stay live across the tile loop (not 64 hoisted addresses). */
+  const int r_lo = warp * 16 + lane / 4;
+  const int x = r_lo & 7;
+  uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
+  uint8_t* row_hi = row_lo + 8 * 128;
+  const int out_cols = silu ? BN / 2 : BN; /* output columns per tile */
+  const int out_row0 = td.row0 + 64 * half; /* first output row of this half */
+  const int out_col0 = td.nb * out_cols;
+  const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL;
+  constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
+  static_assert(0 <= PS_FIRST && PS_FIRST <= PS_LAST && PS_LAST < cfg::PASSES, "pass range");
+#pragma unroll
+  for (int ps = PS_FIRST; ps <= PS_LAST; ps++) {
+    if (ps > 0 && silu) break; /* SiLU output (BN/2 columns) is one pass */
+    /* The staging area is free once the previous TMA store has read it (TMA path) and the
+     * other threads have read it back (16-byte store path): both ordered by this barrier. */
+    if (tma && tid == 0) xs_bulk_wait_read_all();
+    xs_named_bar_sync(1 + half, 128);
+    if (silu) {
+#pragma unroll
+      for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
+        const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
+        *(uint32_t*)(row_lo + off) = word_silu(i, 0);
+        *(uint32_t*)(row_hi + off) = word_silu(i, 1);
+      }
+    } else {
+#pragma unroll
+      for (int il = 0; il < GPP; il++) {
+        const int i = ps * GPP + il; /* compile-time after unrolling */
+        if (i < BN / 8) {
+          const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
+          *(uint32_t*)(row_lo + off) = word(i, 0);
+          *(uint32_t*)(row_hi + off) = word(i, 1);
+        }
+      }
+    }
+    const int col0 = out_col0 + ps * cfg::STAGE_COLS; /* first output column of the pass */
+    if (tma) {
+      /* ---- TMA store: the writes are ordered for the async proxy, then one thread issues */
+      xs_fence_proxy_async_smem();
+      xs_named_bar_sync(1 + half, 128);
+      if (tid == 0) {
+        const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? td.expert : 0;
+        /* Columns of this pass (64-multiples here): a full STAGE_COLS, or what is left of
+         * the tile in the last pass. NOTE: a box past the tile's own columns would overwrite
+         * the neighbour tile with stale staging. */
+        const int pass_cols = silu                   ? out_cols
+                              : ps + 1 < cfg::PASSES ? cfg::STAGE_COLS
+                                                     : BN - (cfg::PASSES - 1) * cfg::STAGE_COLS;
+        /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
+        for (int j = 0; j < pass_cols / 64; j++)
+          if (out_row0 < p.M && col0 + 64 * j < p.n_out)
+            xs_tma_store_3d(map_c, my_c + j * 8192, col0 + 64 * j, out_row0, c_batch);
+        xs_bulk_commit();
+      }
+    } else {
+      /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
+       * or into C (v4's and v6's local store, v5's with SiLU). The map entry is read before
+       * the barrier so its latency overlaps the other warps' staging writes. */
+      uint16_t* base;
+      int64_t ld;
+      if (p.epi.store == XS_GEMM_STORE_MAP) {
+        const xs_gemm_tile_dst dst = p.epi.dst_map[td.index];
+        base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
+        ld = dst.ld;
+      } else {
+        const int64_t batch_row =
+            p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
+        base = p.C + (batch_row + out_row0) * p.n_out + col0;
+        ld = p.n_out;
+      }
+      xs_named_bar_sync(1 + half, 128);
+      const int rows = td.row_end - out_row0, cols = p.n_out - col0;
+      constexpr int LAST = BN / 8 - (cfg::PASSES - 1) * GPP; /* groups in the last pass */
+      if (silu)
+        xsg_store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
+      else if (ps + 1 < cfg::PASSES)
+        xsg_store_staged<GPP>(my_c, base, ld, tid, rows, cols);
+      else
+        xsg_store_staged<LAST>(my_c, base, ld, tid, rows, cols);
+    }
+  }
+  if (!raise_flag) return;
+  if (tma && p.epi.tile_flags && tid == 0) {
+    xs_bulk_wait_all();            /* the tile's bytes are written ... */
+    xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
+  }
+  if (p.epi.tile_flags) {
+    /* Both halves stored (TMA: waited above; map: each thread's stores precede the barrier):
+     * one thread publishes the tile at system scope. */
+    xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
+    if (threadIdx.x == 128) {
+      xs_fence_acq_rel_sys();
+      xs_red_add_release_sys_u32(&p.epi.tile_flags[td.index], 1);
+    }
+  }
+}
+
+/* DEFER = false: v2-v6 (the epilogue runs between a tile's last k-block and the next tile's
+ * first, with the tensor cores idle). DEFER = true: v11 (tuning round 9, BN = 256 only): the
+ * tile's last staging pass (SiLU*mul: its only pass) is packed to bf16 in 32 registers and
+ * staged and stored after the next tile's second k-block has been issued, so it overlaps two
+ * k-blocks of tensor work; without SiLU the first pass still goes out at once (from the
+ * accumulators, with no wait: the staging was read long before). */
+template <int BN, bool DEFER>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
@@ -187,15 +314,40 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     xs_setmaxnreg_inc<cfg::CONSUMER_REGS>();
     const int half = wg - 1;                /* rows [64 * half, 64 * half + 64) of the tile */
     const int tid = threadIdx.x - 128 * wg; /* 0..127 in this warpgroup */
-    const int warp = tid / 32, lane = tid % 32;
+    const int lane = tid % 32;
     uint8_t* my_c = stage_c + half * (cfg::C_BYTES / 2);
-    const int out_cols = silu ? BN / 2 : BN; /* output columns per tile */
     int s = 0;
     uint32_t phase = 0;
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; i++)
       d[i] = 0.0f;
+    /* DEFER: the previous tile's last pass, packed (pk[2j + hi] = word(i, hi) of store_tile for
+     * the pass's j-th group i), and whether it is still to be stored. */
+    static_assert(!DEFER || (BN == 256 && cfg::PASSES == 2), "DEFER: two passes of 128 columns");
+    constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
+    uint32_t pk[DEFER ? 2 * GPP : 1] = {};
+    tile_done pending = {0, 0, 0, 0, 0};
+    int has_pending = 0;
+    auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
+    auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };
+    auto word_d = [&](int i, int hi) {
+      return xsg_pack_bf16x2(d[4 * i + 2 * hi], d[4 * i + 2 * hi + 1]);
+    };
+    auto word_d_silu = [&](int i, int hi) {
+      const int j = i + BN / 16; /* gate column pair i <-> up pair i + BN/16 */
+      return xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2 * hi], d[4 * j + 2 * hi]),
+                             xsg_silu_mul(d[4 * i + 2 * hi + 1], d[4 * j + 2 * hi + 1]));
+    };
+    /* DEFER: the pending pass (SiLU: pass 0, else pass 1), with the tile's flag. */
+    auto store_pending = [&]() {
+      if (silu)
+        store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_silu,
+                             word_pk_silu);
+      else
+        store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu,
+                                                          pending, 1, word_pk_pass1, word_pk_silu);
+    };
 
     for (int k = blockIdx.x; k < positions; k += gridDim.x) {
       const int tile_index =
@@ -217,6 +369,14 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
                          (kb > 0 || kk > 0) ? 1 : 0);
         xs_wgmma_commit();
+        /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both issued:
+         * about two k-blocks of tensor work queued while the warpgroup stages and stores). */
+        if constexpr (DEFER) {
+          if (has_pending && kb == (k_blocks > 1 ? 1 : 0)) {
+            store_pending();
+            has_pending = 0;
+          }
+        }
         /* The previous k-block's group has retired once at most one group is pending: its
          * slot can go back to the producer. */
         xs_wgmma_wait<1>();
@@ -231,107 +391,33 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (lane == 0) xs_mbar_arrive(&empty[prev_s]);
 
-      /* ---- epilogue: registers -> swizzled staging (bf16) -> global, in passes of at most
-       * STAGE_COLS columns (v3/v4/v6 without SiLU: two passes through a half-size staging buffer,
-       * which buys their ring a fourth stage). */
-      /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
-       * NOTE: addresses are formed as row base + (chunk, swizzled unit) so that only the eight
-       * swizzled unit offsets stay live across the tile loop (not 64 hoisted addresses). */
-      const int r_lo = warp * 16 + lane / 4;
-      const int x = r_lo & 7;
-      uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
-      uint8_t* row_hi = row_lo + 8 * 128;
-      const int out_row0 = row0 + 64 * half; /* first output row of this half */
-      const int out_col0 = t.nb * out_cols;
-      const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL;
-      constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
-#pragma unroll
-      for (int ps = 0; ps < cfg::PASSES; ps++) {
-        if (ps > 0 && silu) break; /* SiLU output (BN/2 columns) is one pass */
-        /* The staging area is free once the previous TMA store has read it (TMA path) and the
-         * other threads have read it back (16-byte store path): both ordered by this barrier. */
-        if (tma && tid == 0) xs_bulk_wait_read_all();
-        xs_named_bar_sync(1 + half, 128);
+      const tile_done done = {row0, row_end, expert, tile_index, t.nb};
+      if constexpr (DEFER) {
+        /* The accumulators are overwritten from the next k-block on: pass 0 now (not with
+         * SiLU), the last pass packed for later. */
         if (silu) {
 #pragma unroll
-          for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
-            const int j = i + BN / 16;
-            const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-            *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
-                                                         xsg_silu_mul(d[4 * i + 1], d[4 * j + 1]));
-            *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                                                         xsg_silu_mul(d[4 * i + 3], d[4 * j + 3]));
-          }
-        } else {
+          for (int i = 0; i < BN / 16; i++)
 #pragma unroll
-          for (int il = 0; il < GPP; il++) {
-            const int i = ps * GPP + il; /* compile-time after unrolling */
-            if (i < BN / 8) {
-              const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
-              *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(d[4 * i], d[4 * i + 1]);
-              *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
-            }
-          }
-        }
-        const int col0 = out_col0 + ps * cfg::STAGE_COLS; /* first output column of the pass */
-        if (tma) {
-          /* ---- TMA store: the writes are ordered for the async proxy, then one thread issues */
-          xs_fence_proxy_async_smem();
-          xs_named_bar_sync(1 + half, 128);
-          if (tid == 0) {
-            const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
-            /* Columns of this pass (64-multiples here): a full STAGE_COLS, or what is left of
-             * the tile in the last pass. NOTE: a box past the tile's own columns would overwrite
-             * the neighbour tile with stale staging. */
-            const int pass_cols = silu                   ? out_cols
-                                  : ps + 1 < cfg::PASSES ? cfg::STAGE_COLS
-                                                         : BN - (cfg::PASSES - 1) * cfg::STAGE_COLS;
-            /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
-            for (int j = 0; j < pass_cols / 64; j++)
-              if (out_row0 < p.M && col0 + 64 * j < p.n_out)
-                xs_tma_store_3d(&map_c, my_c + j * 8192, col0 + 64 * j, out_row0, c_batch);
-            xs_bulk_commit();
-          }
+            for (int hi = 0; hi < 2; hi++)
+              pk[2 * i + hi] = word_d_silu(i, hi);
         } else {
-          /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
-           * or into C (v4's and v6's local store, v5's with SiLU). The map entry is read before
-           * the barrier so its latency overlaps the other warps' staging writes. */
-          uint16_t* base;
-          int64_t ld;
-          if (p.epi.store == XS_GEMM_STORE_MAP) {
-            const xs_gemm_tile_dst dst = p.epi.dst_map[tile_index];
-            base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
-            ld = dst.ld;
-          } else {
-            const int64_t batch_row =
-                p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)expert * p.M : 0;
-            base = p.C + (batch_row + out_row0) * p.n_out + col0;
-            ld = p.n_out;
-          }
-          xs_named_bar_sync(1 + half, 128);
-          const int rows = row_end - out_row0, cols = p.n_out - col0;
-          constexpr int LAST = BN / 8 - (cfg::PASSES - 1) * GPP; /* groups in the last pass */
-          if (silu)
-            xsg_store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
-          else if (ps + 1 < cfg::PASSES)
-            xsg_store_staged<GPP>(my_c, base, ld, tid, rows, cols);
-          else
-            xsg_store_staged<LAST>(my_c, base, ld, tid, rows, cols);
+          store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, done, 0, word_d, word_d_silu);
+#pragma unroll
+          for (int i = GPP; i < 2 * GPP; i++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++)
+              pk[2 * (i - GPP) + hi] = word_d(i, hi);
         }
+        pending = done;
+        has_pending = 1;
+      } else {
+        store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
+                                           word_d_silu);
       }
-      if (tma && p.epi.tile_flags && tid == 0) {
-        xs_bulk_wait_all();            /* the tile's bytes are written ... */
-        xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
-      }
-      if (p.epi.tile_flags) {
-        /* Both halves stored (TMA: waited above; map: each thread's stores precede the barrier):
-         * one thread publishes the tile at system scope. */
-        xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
-        if (threadIdx.x == 128) {
-          xs_fence_acq_rel_sys();
-          xs_red_add_release_sys_u32(&p.epi.tile_flags[tile_index], 1);
-        }
-      }
+    }
+    if constexpr (DEFER) {
+      if (has_pending) store_pending();
     }
     /* Shared memory must outlive the last TMA store's reads. */
     if (tid == 0) xs_bulk_wait_all();
@@ -348,27 +434,29 @@ int xsg_hopper_smem_bytes(int bn) {
                      : hopper_cfg<128>::SMEM;
 }
 
-template <int BN>
+template <int BN, bool DEFER>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           const CUtensorMap* mc, int ctas, cudaStream_t stream) {
   using cfg = hopper_cfg<BN>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, DEFER>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  gemm_kernel_hopper<BN><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *mc, *p);
+  gemm_kernel_hopper<BN, DEFER><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *mc, *p);
   return cudaGetLastError();
 }
 
-cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, const CUtensorMap* map_a,
+cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int defer, const CUtensorMap* map_a,
                               const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
                               cudaStream_t stream) {
-  if (bn == 256) return launch<256>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 224) return launch<224>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 208) return launch<208>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 192) return launch<192>(p, map_a, map_b, map_c, ctas, stream);
-  return launch<128>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 256)
+    return defer ? launch<256, true>(p, map_a, map_b, map_c, ctas, stream)
+                 : launch<256, false>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 224) return launch<224, false>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 208) return launch<208, false>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 192) return launch<192, false>(p, map_a, map_b, map_c, ctas, stream);
+  return launch<128, false>(p, map_a, map_b, map_c, ctas, stream);
 }

@@ -44,8 +44,12 @@ static __device__ __forceinline__ uint32_t xsg_pack_bf16x2(float lo, float hi) {
   return *reinterpret_cast<uint32_t*>(&v);
 }
 
+/* silu(g) * u = g / (1 + e^-g) * u. NOTE: __fdividef (reciprocal + multiply) instead of an IEEE
+ * division: the output is bf16 (8 bits of mantissa), and the IEEE division's slow-path calls
+ * (64 CALL.REL sites in v3's SASS) sat in every epilogue. For g < -88, e^-g is inf or above
+ * 2^126 and __fdividef gives 0, the limit. */
 static __device__ __forceinline__ float xsg_silu_mul(float g, float u) {
-  return g / (1.0f + __expf(-g)) * u;
+  return __fdividef(g, 1.0f + __expf(-g)) * u;
 }
 
 /* The exclusive prefix sum, in place, of table[1..E] (table[e + 1] holds entry e on entry;
