@@ -80,6 +80,11 @@ typedef enum xs_gemm_version {
    * first two k-blocks are issued, so the stores overlap tensor work instead of idling it.
    * Every feature of v3. */
   XS_GEMM_V11 = 11,
+  /* v12 — Hopper: v3 (128x256 tiles, 4 stages) whose epilogue stores straight from the
+   * accumulators: a 4 x 4 word transpose inside each quad of lanes (two shuffle rounds) gives
+   * every lane 8 consecutive output columns of one row, stored with one 16-byte store; no staging
+   * buffer, no barrier, no TMA store. Every feature of v3. */
+  XS_GEMM_V12 = 12,
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */

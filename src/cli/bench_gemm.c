@@ -14,9 +14,10 @@
 #include "cli/cli.h"
 #include "kernels/gemm/bench.h"
 
-/* Rows per case: the dense long shapes have 17 (cuBLAS, v1-v6, AUTO, bands 4 and 16, hooks
- * v2-v6, cuBLAS and AUTO alone). */
-#define MAX_ROWS 20
+/* Rows per case: the dense long shapes have up to 24 (cuBLAS, v1-v6, v8, v11, v12, AUTO, bands 4
+ * and 16, hooks v2-v6, v8, v11, v12, cuBLAS and AUTO alone), a grouped case up to 22 (three cuBLAS
+ * baselines, v1, contig and masked v2-v4, v6, v8, v11, v12, AUTO on both, two contig bands). */
+#define MAX_ROWS 26
 
 typedef struct summary_line {
   char name[96];

@@ -25,8 +25,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper;    /* v2-v11 can run here */
-#define LAST_VERSION 11 /* versions 1..LAST_VERSION are run by every loop below */
+static int g_hopper;    /* v2-v12 can run here */
+#define LAST_VERSION 12 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -672,57 +672,63 @@ static void test_v10_streams(void) {
     run_one(&moe[i], i % 2 ? &map : &plain, "v10moe");
 }
 
-/* v11: v3 with the deferred epilogue. A tile's last staging pass (SiLU*mul: its only one) is
- * stored while the next tile's first k-blocks run, so what must hold is the chain across tiles:
+/* v11 and v12: v3 with other epilogues. v11 stores a tile's last staging pass (SiLU*mul: its only
+ * one) while the next tile's first k-blocks run, so what must hold is the chain across tiles;
+ * v12 stores from the accumulators after a transpose inside each quad of lanes, so what must hold
+ * is every lane's chunk (rows g and g + 8, both groups of a pair, partial tiles in both
+ * directions). The cases:
  * 1 and 3 CTAs walking many tiles (every tile but the last of a CTA is stored deferred), K of a
  * single k-block (8, 64: the deferred store runs after k-block 0) and of several (65, 200, 1000),
  * N ending inside the first or second 128-column pass (72, 200) or at a tile edge (256, 512),
  * SiLU*mul (I = 136, 264), map + flags (flags raised once per tile, after both passes), raster N
  * with an odd band, a reversed list, and grouped layouts whose empty experts make CTAs skip tiles
  * between a tile and its deferred store; the MoE shapes at 128 and 512 tokens per expert. */
-static void test_v11_deferred(void) {
-  static const int Ms[] = {1, 65, 129, 1000};
-  static const int Ns[] = {72, 200, 256, 512};
-  static const int Ks[] = {8, 64, 65, 200, 1000};
-  variant plain = {XS_GEMM_V11, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
-  variant one = {XS_GEMM_V11, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
-  variant map = {XS_GEMM_V11, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 3};
-  variant list = {XS_GEMM_V11, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
-  const variant* dv[4] = {&plain, &one, &map, &list};
-  for (int mi = 0; mi < 4; mi++)
-    for (int ni = 0; ni < 4; ni++) {
-      const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 5], 0, NULL, 0};
-      run_one(&d, dv[(mi + ni) % 4], "v11dense");
-      run_one(&d, dv[(mi + 2 * ni + 1) % 4], "v11dense");
+static void test_v11_v12_epilogues(void) {
+  for (int ver = XS_GEMM_V11; ver <= XS_GEMM_V12; ver++) {
+    static const int Ms[] = {1, 65, 129, 1000};
+    static const int Ns[] = {72, 200, 256, 512};
+    static const int Ks[] = {8, 64, 65, 200, 1000};
+    const xs_gemm_version vv = (xs_gemm_version)ver;
+    variant plain = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+    variant one = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
+    variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 3};
+    variant list = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
+    const variant* dv[4] = {&plain, &one, &map, &list};
+    for (int mi = 0; mi < 4; mi++)
+      for (int ni = 0; ni < 4; ni++) {
+        const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 5], 0, NULL, 0};
+        run_one(&d, dv[(mi + ni) % 4], "v11dense");
+        run_one(&d, dv[(mi + 2 * ni + 1) % 4], "v11dense");
+      }
+    const problem ds = {XS_GEMM_DENSE, 1000, 272, 200, 0, NULL, 1};  /* SiLU: I = 136 */
+    const problem ds2 = {XS_GEMM_DENSE, 129, 528, 1000, 0, NULL, 1}; /* I = 264: three n-blocks */
+    const problem dk = {XS_GEMM_DENSE, 300, 520, 64, 0, NULL, 1};    /* one k-block */
+    for (int i = 0; i < 4; i++) {
+      run_one(&ds, dv[i], "v11dense");
+      run_one(&ds2, dv[i], "v11dense");
+      run_one(&dk, dv[i], "v11dense");
     }
-  const problem ds = {XS_GEMM_DENSE, 1000, 272, 200, 0, NULL, 1};  /* SiLU: I = 136 */
-  const problem ds2 = {XS_GEMM_DENSE, 129, 528, 1000, 0, NULL, 1}; /* I = 264: three n-blocks */
-  const problem dk = {XS_GEMM_DENSE, 300, 520, 64, 0, NULL, 1};    /* one k-block */
-  for (int i = 0; i < 4; i++) {
-    run_one(&ds, dv[i], "v11dense");
-    run_one(&ds2, dv[i], "v11dense");
-    run_one(&dk, dv[i], "v11dense");
-  }
-  static const int32_t mc[9] = {0, 1, 63, 64, 65, 128, 129, 300, 255};
-  static const int32_t cc[9] = {0, 1, 63, 0, 65, 128, 0, 300, 0};
-  for (int silu = 0; silu < 2; silu++) {
-    const problem m = {XS_GEMM_GROUPED_MASKED, 300, silu ? 272 : 520, 136, 9, mc, silu};
-    const problem c = {XS_GEMM_GROUPED_CONTIG, 0, silu ? 528 : 264, 72, 9, cc, silu};
-    for (int vi = 0; vi < 4; vi++) {
-      run_one(&m, dv[vi], "v11mask");
-      run_one(&c, dv[vi], "v11contig");
+    static const int32_t mc[9] = {0, 1, 63, 64, 65, 128, 129, 300, 255};
+    static const int32_t cc[9] = {0, 1, 63, 0, 65, 128, 0, 300, 0};
+    for (int silu = 0; silu < 2; silu++) {
+      const problem m = {XS_GEMM_GROUPED_MASKED, 300, silu ? 272 : 520, 136, 9, mc, silu};
+      const problem c = {XS_GEMM_GROUPED_CONTIG, 0, silu ? 528 : 264, 72, 9, cc, silu};
+      for (int vi = 0; vi < 4; vi++) {
+        run_one(&m, dv[vi], "v11mask");
+        run_one(&c, dv[vi], "v11contig");
+      }
     }
+    static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+    static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+    const problem moe[4] = {
+        {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
+        {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t512, 1},   /* DeepSeek-V3 gate/up T=512 */
+        {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
+        {XS_GEMM_GROUPED_CONTIG, 0, 7168, 2048, 8, t512, 0},   /* DeepSeek-V3 down T=512 */
+    };
+    for (int i = 0; i < 4; i++)
+      run_one(&moe[i], i % 2 ? &map : &plain, "v11moe");
   }
-  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
-  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
-  const problem moe[4] = {
-      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t512, 1},   /* DeepSeek-V3 gate/up T=512 */
-      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 7168, 2048, 8, t512, 0},   /* DeepSeek-V3 down T=512 */
-  };
-  for (int i = 0; i < 4; i++)
-    run_one(&moe[i], i % 2 ? &map : &plain, "v11moe");
 }
 
 /* What v10 refuses (XS_ERR_UNSUPPORTED, from xs_gemm_tiles and xs_gemm_run): the shapes TMA
@@ -838,7 +844,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v11 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v12 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -854,10 +860,10 @@ int main(void) {
   XT_RUN(test_v9_wide);
   XT_RUN(test_v10_streams);
   XT_RUN(test_v10_refusals);
-  XT_RUN(test_v11_deferred);
+  XT_RUN(test_v11_v12_epilogues);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v11 on shapes TMA cannot describe; v8 with a tile "
+  printf("# %d runs checked, %d unsupported (v2-v12 on shapes TMA cannot describe; v8 with a tile "
          "list)\n",
          g_runs, g_unsupported);
   cublasDestroy(g_blas);

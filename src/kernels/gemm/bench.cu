@@ -289,7 +289,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[12] = {"auto",
+  static const char* names[13] = {"auto",
                                   "v1 simt 64x64",
                                   "v2 wgmma 128x128",
                                   "v3 wgmma 128x256",
@@ -300,9 +300,10 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                                   "v8 wgmma 128x256 cl2",
                                   "v9 streams 128x128",
                                   "v10 streams 64x256",
-                                  "v11 128x256 deferred"};
-  int plain_at[12], hook_at[12]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 12; v++)
+                                  "v11 128x256 deferred",
+                                  "v12 128x256 direct"};
+  int plain_at[13], hook_at[13]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 13; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
@@ -311,15 +312,16 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
    * CTA, explicit only; run 10: slower than v3) only where bench_gemm.c's 20 rows leave room
    * beside v10: not on the two long shapes, whose band rows fill the table. v10 (64 x 256 tiles
    * in two streams, v3's wgmma; run 11: 0.75 of v3) no longer: its place goes to v11 (v3 with
-   * the deferred epilogue, tuning round 9), whose row beside v3's is that round's question. */
-  constexpr int last_v = 11;
+   * the deferred epilogue, tuning round 9), whose row beside v3's is that round's question, and
+   * v12 (v3 storing straight from the accumulators, same round). */
+  constexpr int last_v = 12;
   static_assert(sizeof names / sizeof names[0] == last_v + 1 &&
                     sizeof plain_at / sizeof plain_at[0] == last_v + 1,
                 "one name and slot per version");
   const double flops = b->flops;
   auto timed_version = [M, flops](int v) {
     return v <= 6 || (v == 7 && M <= 128) || (v == 8 && M >= 256) || (v == 9 && flops <= 1e12) ||
-           v == 11;
+           v >= 11;
   };
   xs_gemm_tiling ta;
   a.version = XS_GEMM_AUTO;
@@ -383,7 +385,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
        * "alone" rows (8192^3 with its band rows fills bench_gemm.c's 20 without them); v10's
        * (its 16-byte stores against its TMA store) goes first. */
       if (v == 9 && b->n + 4 > b->max_rows) continue;
-      if (v == 11 && b->n + 3 > b->max_rows) continue;
+      if (v >= 11 && b->n + 3 > b->max_rows) continue;
       if (xs_gemm_tiles(&t, &av, XS_GEMM_ACT_NONE) != XS_OK) continue; /* shape not for vN */
       xs_gemm_tile_dst* h_map = (xs_gemm_tile_dst*)malloc(sizeof(xs_gemm_tile_dst) * t.count);
       XSI_ARG(h_map != NULL, "gemm bench: out of host memory");
@@ -538,9 +540,10 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   }
   b->flops = 2.0 * (double)total * N * K;
 
-  /* Baselines (plain GEMMs: cuBLAS has no SiLU*mul epilogue; its output is [rows, N]). Not
-   * validated (the reference is of the fused output); fns[0] is the baseline of every ratio,
-   * fns[1] the loop (the "vs loop" ratios). */
+  /* Baselines (plain GEMMs: cuBLAS has no SiLU*mul epilogue; its output is [rows, N]). The dense
+   * GEMM and the loop are not validated (the reference is of the grouped output); fns[0] is the
+   * baseline of every ratio, fns[1] the loop (the "vs loop" ratios), fns[2] the strided-batched
+   * GEMM (balanced counts; validated without SiLU*mul). */
   std::vector<timed_fn> fns;
   const int tot = (int)total;
   fns.push_back(timed_fn{[=]() { return blas_gemm(b, Ac, B, Cb, tot, N, K); },
@@ -559,29 +562,34 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                          add_row(b, "cublas loop per expert"),
                          1,
                          {}});
+  const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
   if (!c->zipf) {
     const int mm = max_m;
-    fns.push_back(timed_fn{
-        [=]() {
-          const float one = 1.0f, zero = 0.0f;
-          cublasStatus_t s = cublasGemmStridedBatchedEx(
-              b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, mm, K, &one, B, CUDA_R_16BF, K,
-              (long long)N * K, Am, CUDA_R_16BF, K, (long long)mm * K, &zero, Cb, CUDA_R_16BF, N,
-              (long long)mm * N, E, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-          return s == CUBLAS_STATUS_SUCCESS
-                     ? XS_OK
-                     : xsi_set_error(XS_ERR_CUDA, "cublasGemmStridedBatchedEx: status %d", (int)s);
-        },
-        add_row(b, "cublas strided batched"),
-        1,
-        {}});
+    std::function<xs_result()> batched = [=]() {
+      const float one = 1.0f, zero = 0.0f;
+      cublasStatus_t s = cublasGemmStridedBatchedEx(
+          b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, mm, K, &one, B, CUDA_R_16BF, K, (long long)N * K,
+          Am, CUDA_R_16BF, K, (long long)mm * K, &zero, Cb, CUDA_R_16BF, N, (long long)mm * N, E,
+          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      return s == CUBLAS_STATUS_SUCCESS
+                 ? XS_OK
+                 : xsi_set_error(XS_ERR_CUDA, "cublasGemmStridedBatchedEx: status %d", (int)s);
+    };
+    if (!c->silu) {
+      /* Without SiLU*mul its output is the masked layout's [E x max_m, N]: validated against the
+       * same fp32 reference as our rows before it is timed (a baseline is checked too). */
+      const size_t before = fns.size();
+      check(b, "cublas strided batched", batched, Cb, ref_m, sm, rows_m, N, &fns);
+      XSI_ARG(fns.size() == before + 1, "gemm bench: the cuBLAS strided-batched row failed");
+    } else {
+      fns.push_back(timed_fn{batched, add_row(b, "cublas strided batched"), 1, {}});
+    }
   }
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* widths[12] = {"",    "simt", "128",     "256", "224", "192",
-                                   "208", "",     "256 cl2", "",    "",    "256 defer"};
-  const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
+  static const char* widths[13] = {"", "simt",    "128", "256", "224",       "192",       "208",
+                                   "", "256 cl2", "",    "",    "256 defer", "256 direct"};
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   char name[40];
@@ -618,7 +626,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     if (v == 5) return false; /* never the best grouped row in runs 2-12; AUTO skips it there */
     return true;
   };
-  for (int v = 1; v <= 11; v++) {
+  for (int v = 1; v <= 12; v++) {
     if (!timed_g(v)) continue;
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
@@ -628,7 +636,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
         check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
   }
-  for (int v = 2; v <= 11; v++) {
+  for (int v = 2; v <= 12; v++) {
     if (!timed_g(v)) continue;
     xs_gemm_args av = am;
     av.version = (xs_gemm_version)v;

@@ -42,7 +42,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v11 cannot run this problem, or NULL when they can. */
+/* Why v2-v12 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -56,12 +56,14 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
  * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens; v10: 64 rows). */
 void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 || v == XS_GEMM_V10 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
-  int bn = v == XS_GEMM_V1                                          ? 64
-           : v == XS_GEMM_V2                                        ? 128
-           : v == XS_GEMM_V3 || v == XS_GEMM_V8 || v == XS_GEMM_V10 || v == XS_GEMM_V11 ? 256
-           : v == XS_GEMM_V4                                        ? 224
-           : v == XS_GEMM_V5                                        ? 192
-           : v == XS_GEMM_V6                                        ? 208
+  int bn = v == XS_GEMM_V1   ? 64
+           : v == XS_GEMM_V2 ? 128
+           : v == XS_GEMM_V3 || v == XS_GEMM_V8 || v == XS_GEMM_V10 || v == XS_GEMM_V11 ||
+                   v == XS_GEMM_V12
+               ? 256
+           : v == XS_GEMM_V4 ? 224
+           : v == XS_GEMM_V5 ? 192
+           : v == XS_GEMM_V6 ? 208
                              : 128;              /* v7, v9: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
@@ -83,7 +85,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V11, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V12, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -375,16 +377,17 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   } else {
     int tm_unused, bn;
     tile_shape(t.version, 0, a->M, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
-    const int defer = t.version == XS_GEMM_V11;
+    const int mode = t.version == XS_GEMM_V11 ? 1 : t.version == XS_GEMM_V12 ? 2 : 0;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
-    /* v4 and v6 store with 16-byte stores and need no C map (v5 with SiLU does too: its map is
-     * built but not used). */
-    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6)
+    /* v4 and v6 store with 16-byte stores and v12 straight from registers: no C map (v5 with
+     * SiLU needs none either: its map is built but not used). */
+    if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6 &&
+        t.version != XS_GEMM_V12)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
-    err = xsg_launch_hopper(&p, bn, defer, &ma, &mb, &mc, ctas, s);
+    err = xsg_launch_hopper(&p, bn, mode, &ma, &mb, &mc, ctas, s);
   }
   if (err != cudaSuccess)
     return xsi_set_error(XS_ERR_CUDA, "gemm v%d launch (%d CTAs): %s", (int)t.version, ctas,

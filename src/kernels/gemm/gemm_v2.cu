@@ -124,10 +124,9 @@ struct tile_done {
  * compile-time i and hi only (the accumulators stay in registers). Runs passes PS_FIRST..PS_LAST
  * (SiLU*mul: pass 0 only); raises the tile's flag when raise_flag. */
 template <int BN, int PS_FIRST, int PS_LAST, class Word, class WordSilu>
-__device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMap* map_c,
-                                           uint8_t* my_c, int half, int tid, int silu,
-                                           const tile_done& td, int raise_flag, Word word,
-                                           WordSilu word_silu) {
+__device__ __forceinline__ void
+store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int half, int tid,
+           int silu, const tile_done& td, int raise_flag, Word word, WordSilu word_silu) {
   using cfg = hopper_cfg<BN>;
   const int warp = tid / 32, lane = tid % 32;
   /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
@@ -137,7 +136,7 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
   const int x = r_lo & 7;
   uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
   uint8_t* row_hi = row_lo + 8 * 128;
-  const int out_cols = silu ? BN / 2 : BN; /* output columns per tile */
+  const int out_cols = silu ? BN / 2 : BN;  /* output columns per tile */
   const int out_row0 = td.row0 + 64 * half; /* first output row of this half */
   const int out_col0 = td.nb * out_cols;
   const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL;
@@ -198,8 +197,7 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
         base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
         ld = dst.ld;
       } else {
-        const int64_t batch_row =
-            p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
+        const int64_t batch_row = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
         base = p.C + (batch_row + out_row0) * p.n_out + col0;
         ld = p.n_out;
       }
@@ -230,19 +228,107 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
   }
 }
 
-/* DEFER = false: v2-v6 (the epilogue runs between a tile's last k-block and the next tile's
- * first, with the tensor cores idle). DEFER = true: v11 (tuning round 9, BN = 256 only): the
+/* v12's epilogue: straight from the accumulators to global memory, no staging, no barrier (but
+ * the flag's). Per pair of 8-column groups (i, i + 1) the four lanes of a quad (lane = 4g + q) hold
+ * 4 x 4 words: word c of lane q is columns 8i' + 2q, +1 of row r_c (c = 0: row g, group i; 1: row
+ * g + 8, group i; 2: row g, group i + 1; 3: row g + 8, group i + 1). A 4 x 4 transpose inside the
+ * quad (two shuffle rounds, xor 2 then xor 1) gives lane q chunk c = q: the 8 columns of one row
+ * and group in order, stored as one 16-byte store (a warp's 32 stores cover 16 rows x 32 bytes:
+ * whole sectors). SiLU*mul: the words are silu(gate) * up of output group i < BN/16. Rows past
+ * row_end and groups past n_out are not stored (n_out % 8 == 0 for the Hopper versions). */
+template <int BN>
+__device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half, int tid, int silu,
+                                                  const tile_done& td, const float (&d)[BN / 2]) {
+  const int warp = tid / 32, lane = tid % 32, q = lane & 3;
+  const int b0 = q & 1, b1 = q >> 1;
+  const int out_cols = silu ? BN / 2 : BN;
+  /* This lane's chunk: row g (b0 = 0) or g + 8 (b0 = 1) of its warp's 16, group i + b1. */
+  const int row = td.row0 + 64 * half + 16 * warp + (lane >> 2) + 8 * b0;
+  const int col0 = td.nb * out_cols + 8 * b1; /* + 8i per pair */
+  uint16_t* base;
+  int64_t ld;
+  int rows_ok;
+  if (p.epi.store == XS_GEMM_STORE_MAP) {
+    const xs_gemm_tile_dst dst = p.epi.dst_map[td.index];
+    const int r = row - td.row0; /* tile-relative */
+    base = (uint16_t*)dst.base + (int64_t)r * dst.ld + 8 * b1;
+    ld = dst.ld;
+    rows_ok = row < td.row_end && row < p.M;
+  } else {
+    const int64_t batch_row = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
+    base = p.C + (batch_row + row) * p.n_out + col0;
+    ld = p.n_out;
+    rows_ok = row < td.row_end;
+  }
+  (void)ld;
+  const int cols_left = p.n_out - col0; /* columns from this lane's first chunk on */
+  auto pair = [&](int i, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
+    /* stage 1 (xor 2): keep columns {2 b1, 2 b1 + 1} of the 4 chunks, from this lane and q ^ 2 */
+    const uint32_t s0 = b1 ? w0 : w2, s1 = b1 ? w1 : w3;
+    const uint32_t o0 = b1 ? w2 : w0, o1 = b1 ? w3 : w1;
+    const uint32_t p0 = __shfl_xor_sync(0xffffffffu, s0, 2);
+    const uint32_t p1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+    /* stage 2 (xor 1): keep chunk q from lanes q and q ^ 2, get it from q ^ 1 and q ^ 3 */
+    const uint32_t t0 = b0 ? o0 : o1, t1 = b0 ? p0 : p1;
+    const uint32_t k0 = b0 ? o1 : o0, k1 = b0 ? p1 : p0;
+    const uint32_t r0 = __shfl_xor_sync(0xffffffffu, t0, 1);
+    const uint32_t r1 = __shfl_xor_sync(0xffffffffu, t1, 1);
+    /* word from lane q' goes to position q': val[x] (x = q' ^ q) = k0, r0, k1, r1 */
+    const uint32_t a0 = b0 ? r0 : k0, a1 = b0 ? k0 : r0, a2 = b0 ? r1 : k1, a3 = b0 ? k1 : r1;
+    uint4 v;
+    v.x = b1 ? a2 : a0;
+    v.y = b1 ? a3 : a1;
+    v.z = b1 ? a0 : a2;
+    v.w = b1 ? a1 : a3;
+    if (rows_ok && 16 * (i / 2) < cols_left) *(uint4*)(base + 8 * i) = v;
+  };
+  if (silu) {
+#pragma unroll
+    for (int i = 0; i < BN / 16; i += 2) {
+      const int j = i + BN / 16; /* gate column pair i <-> up pair i + BN/16 */
+      pair(i,
+           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
+                           xsg_silu_mul(d[4 * i + 1], d[4 * j + 1])),
+           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
+                           xsg_silu_mul(d[4 * i + 3], d[4 * j + 3])),
+           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 4], d[4 * j + 4]),
+                           xsg_silu_mul(d[4 * i + 5], d[4 * j + 5])),
+           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 6], d[4 * j + 6]),
+                           xsg_silu_mul(d[4 * i + 7], d[4 * j + 7])));
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < BN / 8; i += 2)
+      pair(i, xsg_pack_bf16x2(d[4 * i], d[4 * i + 1]), xsg_pack_bf16x2(d[4 * i + 2], d[4 * i + 3]),
+           xsg_pack_bf16x2(d[4 * i + 4], d[4 * i + 5]),
+           xsg_pack_bf16x2(d[4 * i + 6], d[4 * i + 7]));
+  }
+  if (p.epi.tile_flags) {
+    /* Both halves stored (each thread's stores precede the barrier): one thread publishes the
+     * tile at system scope. */
+    xs_named_bar_sync(3, 256);
+    if (threadIdx.x == 128) {
+      xs_fence_acq_rel_sys();
+      xs_red_add_release_sys_u32(&p.epi.tile_flags[td.index], 1);
+    }
+  }
+}
+
+/* MODE 0: v2-v6 (the epilogue runs between a tile's last k-block and the next tile's first, with
+ * the tensor cores idle). MODE 2: v12 (tuning round 9, BN = 256): store_tile_direct, no staging.
+ * MODE 1 (DEFER): v11 (tuning round 9, BN = 256 only): the
  * tile's last staging pass (SiLU*mul: its only pass) is packed to bf16 in 32 registers and
  * staged and stored after the next tile's second k-block has been issued, so it overlaps two
  * k-blocks of tensor work; without SiLU the first pass still goes out at once (from the
  * accumulators, with no wait: the staging was read long before). */
-template <int BN, bool DEFER>
+template <int BN, int MODE>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
                        const __grid_constant__ CUtensorMap map_c,
                        const __grid_constant__ xsg_params p) {
   using cfg = hopper_cfg<BN>;
+  constexpr bool DEFER = MODE == 1;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
@@ -345,8 +431,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_silu,
                              word_pk_silu);
       else
-        store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu,
-                                                          pending, 1, word_pk_pass1, word_pk_silu);
+        store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, pending,
+                                                         1, word_pk_pass1, word_pk_silu);
     };
 
     for (int k = blockIdx.x; k < positions; k += gridDim.x) {
@@ -411,6 +497,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         }
         pending = done;
         has_pending = 1;
+      } else if constexpr (MODE == 2) {
+        store_tile_direct<BN>(p, half, tid, silu, done, d);
       } else {
         store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
                                            word_d_silu);
@@ -420,7 +508,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       if (has_pending) store_pending();
     }
     /* Shared memory must outlive the last TMA store's reads. */
-    if (tid == 0) xs_bulk_wait_all();
+    if (MODE != 2 && tid == 0) xs_bulk_wait_all();
   }
 }
 
@@ -434,29 +522,30 @@ int xsg_hopper_smem_bytes(int bn) {
                      : hopper_cfg<128>::SMEM;
 }
 
-template <int BN, bool DEFER>
+template <int BN, int MODE>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           const CUtensorMap* mc, int ctas, cudaStream_t stream) {
   using cfg = hopper_cfg<BN>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, DEFER>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, MODE>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  gemm_kernel_hopper<BN, DEFER><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *mc, *p);
+  gemm_kernel_hopper<BN, MODE><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *mc, *p);
   return cudaGetLastError();
 }
 
-cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int defer, const CUtensorMap* map_a,
+cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUtensorMap* map_a,
                               const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
                               cudaStream_t stream) {
   if (bn == 256)
-    return defer ? launch<256, true>(p, map_a, map_b, map_c, ctas, stream)
-                 : launch<256, false>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 224) return launch<224, false>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 208) return launch<208, false>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 192) return launch<192, false>(p, map_a, map_b, map_c, ctas, stream);
-  return launch<128, false>(p, map_a, map_b, map_c, ctas, stream);
+    return mode == 1   ? launch<256, 1>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 2 ? launch<256, 2>(p, map_a, map_b, map_c, ctas, stream)
+                       : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);
+  if (bn == 192) return launch<192, 0>(p, map_a, map_b, map_c, ctas, stream);
+  return launch<128, 0>(p, map_a, map_b, map_c, ctas, stream);
 }
