@@ -10,11 +10,11 @@
  * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7; v8,
  * the 2-CTA-cluster kernel, from 128 tokens per expert) and AUTO's pick per layout; balanced
  * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
- * and the best row). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile
- * streams with 128-token tiles, explicit only) is timed on the two smaller dense cases. v10
- * (v3's wgmma on 64 x 256 tiles in two streams per CTA, explicit only) is timed on every dense
- * case and on grouped cases from 128 tokens per expert, both layouts (in place of v9, measured
- * in run 10).
+ * and the best row; the strided-batched output is validated like our rows when there is no
+ * SiLU*mul). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile streams with
+ * 128-token tiles, explicit only) is timed on the two smaller dense cases. v11 and v12 (v3 with a
+ * deferred / register-direct epilogue, explicit only) are timed on every case, in place of v10
+ * (measured in run 11); grouped cases add AUTO's contiguous pick with raster bands 4 and 16.
  */
 #include <cublas_v2.h>
 #include <math.h>
