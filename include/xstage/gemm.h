@@ -85,6 +85,11 @@ typedef enum xs_gemm_version {
    * every lane 8 consecutive output columns of one row, stored with one 16-byte store; no staging
    * buffer, no barrier, no TMA store. Every feature of v3. */
   XS_GEMM_V12 = 12,
+  /* v13 — Hopper: v3 whose second 128-column staging pass goes into the ring slot of the tile's
+   * last k-block (held back from the producer until the next tile's first k-block) instead of
+   * waiting for the first pass's TMA store to read the staging buffer. Every feature of v3 (the
+   * map path and SiLU*mul, one pass, run as in v3). */
+  XS_GEMM_V13 = 13,
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */

@@ -25,8 +25,8 @@
 #include "xstage/gemm.h"
 
 static cublasHandle_t g_blas;
-static int g_hopper;    /* v2-v12 can run here */
-#define LAST_VERSION 12 /* versions 1..LAST_VERSION are run by every loop below */
+static int g_hopper;    /* v2-v13 can run here */
+#define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
 typedef struct problem {
@@ -673,8 +673,9 @@ static void test_v10_streams(void) {
     run_one(&moe[i], i % 2 ? &map : &plain, "v10moe");
 }
 
-/* v11 and v12: v3 with other epilogues. v11 stores a tile's last staging pass (SiLU*mul: its only
- * one) while the next tile's first k-blocks run, so what must hold is the chain across tiles;
+/* v11-v13: v3 with other epilogues. v11 stores a tile's last staging pass (SiLU*mul: its only
+ * one) while the next tile's first k-blocks run, and v13 stages the second pass in a ring slot it
+ * hands back to the producer one tile later, so what must hold is the chain across tiles;
  * v12 stores from the accumulators after a transpose inside each quad of lanes, so what must hold
  * is every lane's chunk (rows g and g + 8, both groups of a pair, partial tiles in both
  * directions). The cases:
@@ -684,8 +685,8 @@ static void test_v10_streams(void) {
  * SiLU*mul (I = 136, 264), map + flags (flags raised once per tile, after both passes), raster N
  * with an odd band, a reversed list, and grouped layouts whose empty experts make CTAs skip tiles
  * between a tile and its deferred store; the MoE shapes at 128 and 512 tokens per expert. */
-static void test_v11_v12_epilogues(void) {
-  for (int ver = XS_GEMM_V11; ver <= XS_GEMM_V12; ver++) {
+static void test_v11_v13_epilogues(void) {
+  for (int ver = XS_GEMM_V11; ver <= XS_GEMM_V13; ver++) {
     static const int Ms[] = {1, 65, 129, 1000};
     static const int Ns[] = {72, 200, 256, 512};
     static const int Ks[] = {8, 64, 65, 200, 1000};
@@ -845,7 +846,7 @@ int main(void) {
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
-         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v12 report unsupported");
+         prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v13 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "cublasCreate failed\n");
     return 1;
@@ -861,10 +862,10 @@ int main(void) {
   XT_RUN(test_v9_wide);
   XT_RUN(test_v10_streams);
   XT_RUN(test_v10_refusals);
-  XT_RUN(test_v11_v12_epilogues);
+  XT_RUN(test_v11_v13_epilogues);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
-  printf("# %d runs checked, %d unsupported (v2-v12 on shapes TMA cannot describe; v8 with a tile "
+  printf("# %d runs checked, %d unsupported (v2-v13 on shapes TMA cannot describe; v8 with a tile "
          "list)\n",
          g_runs, g_unsupported);
   cublasDestroy(g_blas);

@@ -52,6 +52,14 @@ XS_DEV void xs_mbar_arrive(uint64_t* bar) {
       : "memory");
 }
 
+/* mbarrier.arrive.shared::cta.b64 [bar], count: `count` arrivals at once (release, CTA scope). */
+XS_DEV void xs_mbar_arrive_cnt(uint64_t* bar, uint32_t count) {
+  asm volatile(
+      "{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0], %1;\n}" ::"r"(xs_smem_u32(bar)),
+      "r"(count)
+      : "memory");
+}
+
 /* mbarrier.arrive.expect_tx.shared::cta.b64 [bar], bytes: raise the expected transaction count
  * by `bytes`, then arrive once. The phase completes when all arrivals are in and all expected
  * bytes have landed (TMA complete_tx). */

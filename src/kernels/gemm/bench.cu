@@ -12,9 +12,10 @@
  * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
  * and the best row; the strided-batched output is validated like our rows when there is no
  * SiLU*mul). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile streams with
- * 128-token tiles, explicit only) is timed on the two smaller dense cases. v11 and v12 (v3 with a
- * deferred / register-direct epilogue, explicit only) are timed on every case, in place of v10
- * (measured in run 11); grouped cases add AUTO's contiguous pick with raster bands 4 and 16.
+ * 128-token tiles, explicit only) is timed on the two smaller dense cases. v11, v12 and v13 (v3
+ * with a deferred / register-direct / slot-staged epilogue, explicit only) are timed on every case,
+ * in place of v10 (measured in run 11); grouped cases add AUTO's contiguous pick with raster bands
+ * 4 and 16.
  */
 #include <cublas_v2.h>
 #include <math.h>
@@ -289,7 +290,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[13] = {"auto",
+  static const char* names[14] = {"auto",
                                   "v1 simt 64x64",
                                   "v2 wgmma 128x128",
                                   "v3 wgmma 128x256",
@@ -301,9 +302,10 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                                   "v9 streams 128x128",
                                   "v10 streams 64x256",
                                   "v11 128x256 deferred",
-                                  "v12 128x256 direct"};
-  int plain_at[13], hook_at[13]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 13; v++)
+                                  "v12 128x256 direct",
+                                  "v13 128x256 slot-staged"};
+  int plain_at[14], hook_at[14]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 14; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
@@ -313,8 +315,9 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
    * beside v10: not on the two long shapes, whose band rows fill the table. v10 (64 x 256 tiles
    * in two streams, v3's wgmma; run 11: 0.75 of v3) no longer: its place goes to v11 (v3 with
    * the deferred epilogue, tuning round 9), whose row beside v3's is that round's question, and
-   * v12 (v3 storing straight from the accumulators, same round). */
-  constexpr int last_v = 12;
+   * v12 (v3 storing straight from the accumulators, same round) and v13 (v3 staging its second
+   * pass in the tile's last ring slot, same round). */
+  constexpr int last_v = 13;
   static_assert(sizeof names / sizeof names[0] == last_v + 1 &&
                     sizeof plain_at / sizeof plain_at[0] == last_v + 1,
                 "one name and slot per version");
@@ -626,7 +629,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     if (v == 5) return false; /* never the best grouped row in runs 2-12; AUTO skips it there */
     return true;
   };
-  for (int v = 1; v <= 12; v++) {
+  for (int v = 1; v <= 13; v++) {
     if (!timed_g(v)) continue;
     if (v == 1 && b->flops > 4e11) continue; /* NOTE: v1 is validated on the smaller cases */
     xs_gemm_args av = ac;
@@ -636,7 +639,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
         check(b, row_name("contig", &av), run, Cc, ref_c, sc, rows_c, n_out, v == 1 ? NULL : &fns);
     if (v == 1) v1_row = r, v1_run = run;
   }
-  for (int v = 2; v <= 12; v++) {
+  for (int v = 2; v <= 13; v++) {
     if (!timed_g(v)) continue;
     xs_gemm_args av = am;
     av.version = (xs_gemm_version)v;

@@ -42,7 +42,7 @@ int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
 
-/* Why v2-v12 cannot run this problem, or NULL when they can. */
+/* Why v2-v13 cannot run this problem, or NULL when they can. */
 const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   const int n_out = e->act == XS_GEMM_ACT_SILU_MUL ? a->N / 2 : a->N;
   if (a->K % 8) return "K must be a multiple of 8 (TMA row strides are 16-byte multiples)";
@@ -59,7 +59,7 @@ void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
   int bn = v == XS_GEMM_V1   ? 64
            : v == XS_GEMM_V2 ? 128
            : v == XS_GEMM_V3 || v == XS_GEMM_V8 || v == XS_GEMM_V10 || v == XS_GEMM_V11 ||
-                   v == XS_GEMM_V12
+                   v == XS_GEMM_V12 || v == XS_GEMM_V13
                ? 256
            : v == XS_GEMM_V4 ? 224
            : v == XS_GEMM_V5 ? 192
@@ -85,7 +85,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           sizeof(xs_gemm_args));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V12, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V13, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -377,7 +377,10 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   } else {
     int tm_unused, bn;
     tile_shape(t.version, 0, a->M, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
-    const int mode = t.version == XS_GEMM_V11 ? 1 : t.version == XS_GEMM_V12 ? 2 : 0;
+    const int mode = t.version == XS_GEMM_V11   ? 1
+                     : t.version == XS_GEMM_V12 ? 2
+                     : t.version == XS_GEMM_V13 ? 3
+                                                : 0;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));

@@ -65,9 +65,10 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
 /* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already
  * clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
-/* bn: 128 (v2), 256 (v3, v11, v12), 224 (v4), 192 (v5) or 208 (v6); mode (bn = 256 only): 0 the
+/* bn: 128 (v2), 256 (v3, v11-v13), 224 (v4), 192 (v5) or 208 (v6); mode (bn = 256 only): 0 the
  * staged epilogue (v3), 1 its last pass deferred under the next tile's first k-blocks (v11), 2
- * stores straight from the accumulators (v12, no C map needed). The maps: A box {64, 128, 1}, B
+ * stores straight from the accumulators (v12, no C map needed), 3 the second pass staged in the
+ * tile's last ring slot (v13). The maps: A box {64, 128, 1}, B
  * box {64, bn/2, 1}, C box {64, 64, 1}, all with 128-byte swizzle (gemm.cu). */
 cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUtensorMap* map_a,
                               const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,

@@ -122,11 +122,14 @@ struct tile_done {
  * word(i, hi) / word_silu(i, hi): the packed bf16 pair of the thread's 8-column group i (SiLU:
  * output group i < BN/16), fragment row r_lo (hi = 0) or r_lo + 8 (hi = 1); called with
  * compile-time i and hi only (the accumulators stay in registers). Runs passes PS_FIRST..PS_LAST
- * (SiLU*mul: pass 0 only); raises the tile's flag when raise_flag. */
+ * (SiLU*mul: pass 0 only); raises the tile's flag when raise_flag. slot_c (v13, TMA store only):
+ * passes after the first are staged in that ring slot (the tile's last k-block's, still held
+ * from the producer) instead of waiting for the first pass's TMA store to read the staging. */
 template <int BN, int PS_FIRST, int PS_LAST, class Word, class WordSilu>
-__device__ __forceinline__ void
-store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int half, int tid,
-           int silu, const tile_done& td, int raise_flag, Word word, WordSilu word_silu) {
+__device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMap* map_c,
+                                           uint8_t* my_c, int half, int tid, int silu,
+                                           const tile_done& td, int raise_flag, Word word,
+                                           WordSilu word_silu, uint8_t* slot_c = nullptr) {
   using cfg = hopper_cfg<BN>;
   const int warp = tid / 32, lane = tid % 32;
   /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
@@ -134,8 +137,7 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
    * swizzled unit offsets stay live across the tile loop (not 64 hoisted addresses). */
   const int r_lo = warp * 16 + lane / 4;
   const int x = r_lo & 7;
-  uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
-  uint8_t* row_hi = row_lo + 8 * 128;
+  uint8_t* const row_lo0 = my_c + r_lo * 128 + 4 * (lane % 4);
   const int out_cols = silu ? BN / 2 : BN;  /* output columns per tile */
   const int out_row0 = td.row0 + 64 * half; /* first output row of this half */
   const int out_col0 = td.nb * out_cols;
@@ -145,10 +147,21 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
 #pragma unroll
   for (int ps = PS_FIRST; ps <= PS_LAST; ps++) {
     if (ps > 0 && silu) break; /* SiLU output (BN/2 columns) is one pass */
-    /* The staging area is free once the previous TMA store has read it (TMA path) and the
-     * other threads have read it back (16-byte store path): both ordered by this barrier. */
-    if (tma && tid == 0) xs_bulk_wait_read_all();
-    xs_named_bar_sync(1 + half, 128);
+    uint8_t* buf = my_c;       /* where this pass is staged */
+    if (ps > 0 && slot_c) {
+      /* v13: the held slot. Both warpgroups' wgmma reads of it are complete (each waited for
+       * its last group) once both are here. */
+      buf = slot_c + half * (cfg::C_BYTES / 2);
+      xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
+      xs_fence_proxy_async_smem();
+    } else {
+      /* The staging area is free once the previous TMA store has read it (TMA path) and the
+       * other threads have read it back (16-byte store path): both ordered by this barrier. */
+      if (tma && tid == 0) xs_bulk_wait_read_all();
+      xs_named_bar_sync(1 + half, 128);
+    }
+    uint8_t* const row_lo = row_lo0 + (buf - my_c);
+    uint8_t* const row_hi = row_lo + 8 * 128;
     if (silu) {
 #pragma unroll
       for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
@@ -183,7 +196,7 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
         /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
         for (int j = 0; j < pass_cols / 64; j++)
           if (out_row0 < p.M && col0 + 64 * j < p.n_out)
-            xs_tma_store_3d(map_c, my_c + j * 8192, col0 + 64 * j, out_row0, c_batch);
+            xs_tma_store_3d(map_c, buf + j * 8192, col0 + 64 * j, out_row0, c_batch);
         xs_bulk_commit();
       }
     } else {
@@ -205,11 +218,11 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
       const int rows = td.row_end - out_row0, cols = p.n_out - col0;
       constexpr int LAST = BN / 8 - (cfg::PASSES - 1) * GPP; /* groups in the last pass */
       if (silu)
-        xsg_store_staged<BN / 16>(my_c, base, ld, tid, rows, cols);
+        xsg_store_staged<BN / 16>(buf, base, ld, tid, rows, cols);
       else if (ps + 1 < cfg::PASSES)
-        xsg_store_staged<GPP>(my_c, base, ld, tid, rows, cols);
+        xsg_store_staged<GPP>(buf, base, ld, tid, rows, cols);
       else
-        xsg_store_staged<LAST>(my_c, base, ld, tid, rows, cols);
+        xsg_store_staged<LAST>(buf, base, ld, tid, rows, cols);
     }
   }
   if (!raise_flag) return;
@@ -316,6 +329,9 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
 
 /* MODE 0: v2-v6 (the epilogue runs between a tile's last k-block and the next tile's first, with
  * the tensor cores idle). MODE 2: v12 (tuning round 9, BN = 256): store_tile_direct, no staging.
+ * MODE 3: v13 (round 9, BN = 256): v3 whose second staging pass goes into the tile's last ring
+ * slot (held back from the producer until the next tile's first k-block), so it need not wait for
+ * the first pass's TMA store to read the staging buffer.
  * MODE 1 (DEFER): v11 (tuning round 9, BN = 256 only): the
  * tile's last staging pass (SiLU*mul: its only pass) is packed to bf16 in 32 registers and
  * staged and stored after the next tile's second k-block has been issued, so it overlaps two
@@ -415,6 +431,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     uint32_t pk[DEFER ? 2 * GPP : 1] = {};
     tile_done pending = {0, 0, 0, 0, 0};
     int has_pending = 0;
+    /* v13 (MODE 3): the TMA-stored tiles without SiLU*mul stage their second pass in their last
+     * k-block's ring slot, released to the producer at the next tile's first k-block (or after
+     * the loop) once this warpgroup's TMA stores have read it: tid 0 arrives for its 4 warps. */
+    const int use_slot = MODE == 3 && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
+    int held = 0, has_held = 0;
     auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
     auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };
     auto word_d = [&](int i, int hi) {
@@ -463,6 +484,15 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             has_pending = 0;
           }
         }
+        if constexpr (MODE == 3) {
+          if (has_held) {
+            if (tid == 0) {
+              xs_bulk_wait_read_all();
+              xs_mbar_arrive_cnt(&empty[held], 4);
+            }
+            has_held = 0;
+          }
+        }
         /* The previous k-block's group has retired once at most one group is pending: its
          * slot can go back to the producer. */
         xs_wgmma_wait<1>();
@@ -475,7 +505,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       }
       xs_wgmma_wait<0>();
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
-      if (lane == 0) xs_mbar_arrive(&empty[prev_s]);
+      if (!use_slot && lane == 0) xs_mbar_arrive(&empty[prev_s]);
 
       const tile_done done = {row0, row_end, expert, tile_index, t.nb};
       if constexpr (DEFER) {
@@ -499,6 +529,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         has_pending = 1;
       } else if constexpr (MODE == 2) {
         store_tile_direct<BN>(p, half, tid, silu, done, d);
+      } else if constexpr (MODE == 3) {
+        store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
+                                           word_d_silu,
+                                           use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr);
+        held = prev_s;
+        has_held = use_slot;
       } else {
         store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
                                            word_d_silu);
@@ -506,6 +542,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     if constexpr (DEFER) {
       if (has_pending) store_pending();
+    }
+    if constexpr (MODE == 3) {
+      if (has_held && tid == 0) {
+        xs_bulk_wait_read_all();
+        xs_mbar_arrive_cnt(&empty[held], 4);
+      }
     }
     /* Shared memory must outlive the last TMA store's reads. */
     if (MODE != 2 && tid == 0) xs_bulk_wait_all();
@@ -543,6 +585,7 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUten
   if (bn == 256)
     return mode == 1   ? launch<256, 1>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 2 ? launch<256, 2>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 3 ? launch<256, 3>(p, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);
