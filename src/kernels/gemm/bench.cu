@@ -591,8 +591,10 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  static const char* widths[13] = {"", "simt",    "128", "256", "224",       "192",       "208",
-                                   "", "256 cl2", "",    "",    "256 defer", "256 direct"};
+  static const char* widths[14] = {"",    "simt",      "128",        "256",     "224",
+                                   "192", "208",       "",           "256 cl2", "",
+                                   "",    "256 defer", "256 direct", "256 slot"};
+  static_assert(sizeof widths / sizeof widths[0] == XS_GEMM_V13 + 1, "one width per version");
   xsg_bench_row* v1_row = NULL;
   std::function<xs_result()> v1_run;
   char name[40];
