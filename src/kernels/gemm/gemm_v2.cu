@@ -113,6 +113,7 @@ __device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, ui
  * k-blocks). */
 struct tile_done {
   int row0, row_end, expert, index, nb;
+  xs_gemm_tile_dst dst; /* STORE_MAP: the tile's map entry, loaded when the tile starts */
 };
 
 /* One tile's epilogue for consumer warpgroup `half` (thread `tid` of its 128): 8-column groups
@@ -206,7 +207,7 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
       uint16_t* base;
       int64_t ld;
       if (p.epi.store == XS_GEMM_STORE_MAP) {
-        const xs_gemm_tile_dst dst = p.epi.dst_map[td.index];
+        const xs_gemm_tile_dst dst = td.dst;
         base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
         ld = dst.ld;
       } else {
@@ -262,7 +263,7 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
   int64_t ld;
   int rows_ok;
   if (p.epi.store == XS_GEMM_STORE_MAP) {
-    const xs_gemm_tile_dst dst = p.epi.dst_map[td.index];
+    const xs_gemm_tile_dst dst = td.dst;
     const int r = row - td.row0; /* tile-relative */
     base = (uint16_t*)dst.base + (int64_t)r * dst.ld + 8 * b1;
     ld = dst.ld;
@@ -429,7 +430,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     static_assert(!DEFER || (BN == 256 && cfg::PASSES == 2), "DEFER: two passes of 128 columns");
     constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
     uint32_t pk[DEFER ? 2 * GPP : 1] = {};
-    tile_done pending = {0, 0, 0, 0, 0};
+    tile_done pending = {0, 0, 0, 0, 0, {nullptr, 0}};
     int has_pending = 0;
     /* v13 (MODE 3): the TMA-stored tiles without SiLU*mul stage their second pass in their last
      * k-block's ring slot, released to the producer at the next tile's first k-block (or after
@@ -448,6 +449,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     };
     /* DEFER: the pending pass (SiLU: pass 0, else pass 1), with the tile's flag. */
     auto store_pending = [&]() {
+      /* NOTE: v11 reads the map entry here, not at the tile's start: 4 more registers live
+       * across the main loop made it spill 136 bytes. */
+      if (p.epi.store == XS_GEMM_STORE_MAP) pending.dst = p.epi.dst_map[pending.index];
       if (silu)
         store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_silu,
                              word_pk_silu);
@@ -462,6 +466,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
       int row0, row_end, expert;
       if (!xsg_tile_rows(&p, t, &row0, &row_end, &expert)) continue;
+      /* The tile's map entry is loaded now: its latency passes under the main loop instead of
+       * adding to the epilogue (a one-wave problem has nothing else to hide it under). */
+      xs_gemm_tile_dst dst = {nullptr, 0};
+      if (!DEFER && p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[tile_index];
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;
@@ -507,7 +515,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (!use_slot && lane == 0) xs_mbar_arrive(&empty[prev_s]);
 
-      const tile_done done = {row0, row_end, expert, tile_index, t.nb};
+      const tile_done done = {row0, row_end, expert, tile_index, t.nb, dst};
       if constexpr (DEFER) {
         /* The accumulators are overwritten from the next k-block on: pass 0 now (not with
          * SiLU), the last pass packed for later. */
