@@ -526,7 +526,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             for (int hi = 0; hi < 2; hi++)
               pk[2 * i + hi] = word_d_silu(i, hi);
         } else {
-          store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, done, 0, word_d, word_d_silu);
+          tile_done first = done; /* v11 loads the map entry when it stores (see store_pending) */
+          if (p.epi.store == XS_GEMM_STORE_MAP) first.dst = p.epi.dst_map[tile_index];
+          store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, first, 0, word_d, word_d_silu);
 #pragma unroll
           for (int i = GPP; i < 2 * GPP; i++)
 #pragma unroll
