@@ -94,8 +94,9 @@ typedef enum xs_gemm_version {
 
 /* Where the epilogue puts a finished tile. */
 typedef enum xs_gemm_store {
-  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8/v10, 16-byte stores on v4/v6,
-                              4-byte stores from registers on v7 and v9) */
+  XS_GEMM_STORE_LOCAL = 0, /* into C (TMA store on v2/v3/v5/v8/v10/v11/v13, 16-byte stores on
+                              v4/v6, 16-byte stores from registers on v12, 4-byte stores from
+                              registers on v7 and v9) */
   XS_GEMM_STORE_MAP = 1,   /* through dst_map: per tile a base pointer and leading dimension */
 } xs_gemm_store;
 
@@ -108,8 +109,8 @@ typedef enum xs_gemm_act {
  * r < tile_m, c < tile_n) is stored at base[r * ld + c]. Any memory the GPU can store to: local
  * HBM, a peer's symmetric heap, host-mapped memory. Only in-bounds elements are stored. */
 typedef struct xs_gemm_tile_dst {
-  void* base; /* bf16 elements; 16-byte aligned for v2-v8 */
-  int64_t ld; /* elements between rows; a multiple of 8 for v2-v8 */
+  void* base; /* bf16 elements; 16-byte aligned for v2-v6, v8, v10-v13 */
+  int64_t ld; /* elements between rows; a multiple of 8 for v2-v6, v8, v10-v13 */
 } xs_gemm_tile_dst;
 
 /* The epilogue hook, passed by value down to the kernel. */
