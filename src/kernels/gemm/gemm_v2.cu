@@ -259,22 +259,15 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
   /* This lane's chunk: row g (b0 = 0) or g + 8 (b0 = 1) of its warp's 16, group i + b1. */
   const int row = td.row0 + 64 * half + 16 * warp + (lane >> 2) + 8 * b0;
   const int col0 = td.nb * out_cols + 8 * b1; /* + 8i per pair */
-  uint16_t* base;
-  int64_t ld;
-  int rows_ok;
+  uint16_t* base;                             /* this lane's first chunk; + 8i for pair i */
   if (p.epi.store == XS_GEMM_STORE_MAP) {
-    const xs_gemm_tile_dst dst = td.dst;
     const int r = row - td.row0; /* tile-relative */
-    base = (uint16_t*)dst.base + (int64_t)r * dst.ld + 8 * b1;
-    ld = dst.ld;
-    rows_ok = row < td.row_end && row < p.M;
+    base = (uint16_t*)td.dst.base + (int64_t)r * td.dst.ld + 8 * b1;
   } else {
     const int64_t batch_row = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
     base = p.C + (batch_row + row) * p.n_out + col0;
-    ld = p.n_out;
-    rows_ok = row < td.row_end;
   }
-  (void)ld;
+  const int rows_ok = row < td.row_end; /* row_end <= M on every layout */
   const int cols_left = p.n_out - col0; /* columns from this lane's first chunk on */
   auto pair = [&](int i, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
     /* stage 1 (xor 2): keep columns {2 b1, 2 b1 + 1} of the 4 chunks, from this lane and q ^ 2 */
