@@ -219,6 +219,24 @@ done:
   return ok;
 }
 
+/* Balanced MoE counts: 8 experts with 128 or 512 tokens each. */
+static const int32_t k_t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+static const int32_t k_t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
+
+/* The MoE shapes at 128 and 512 tokens per expert on both layouts (DeepSeek-V3 gate/up with
+ * SiLU*mul at T=128, Qwen3-235B down at T=512): `masked` runs the masked ones, `contig` the
+ * contiguous ones. */
+static void run_moe_shapes(const variant* masked, const variant* contig, const char* tag) {
+  const problem moe[4] = {
+      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, k_t128, 1},
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, k_t128, 1},
+      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, k_t512, 0},
+      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, k_t512, 0},
+  };
+  for (int i = 0; i < 4; i++)
+    run_one(&moe[i], i % 2 ? contig : masked, tag);
+}
+
 static void run_versions(const problem* pr, const char* tag) {
   for (int ver = 1; ver <= LAST_VERSION; ver++) {
     variant v = {(xs_gemm_version)ver, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
@@ -536,18 +554,9 @@ static void test_v8_pairs(void) {
   run_one(&wide, &wf, "v8wide");
   /* MoE shapes: DeepSeek-V3 gate/up at 128 tokens per expert (one m-block each: every pair has
    * an idle member), Qwen3-235B down at 512 (two pairs each), both layouts. */
-  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
-  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
-  const problem moe[4] = {
-      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1},
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
-      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0},
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
-  };
-  for (int i = 0; i < 4; i++) {
-    variant v = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, i % 2, 0};
-    run_one(&moe[i], &v, "v8moe");
-  }
+  variant v8plain = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
+  variant v8flags = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
+  run_moe_shapes(&v8plain, &v8flags, "v8moe");
 }
 
 /* v9: v7's kernel with 128-token tiles (two 128 x 128 tile streams per CTA). Rows that end
@@ -593,16 +602,7 @@ static void test_v9_wide(void) {
   const problem wide = {XS_GEMM_GROUPED_MASKED, 260, 136, 64, 300, many, 0};
   run_one(&wide, &one, "v9wide");
   run_one(&wide, &map, "v9wide");
-  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
-  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
-  const problem moe[4] = {
-      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
-      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
-  };
-  for (int i = 0; i < 4; i++)
-    run_one(&moe[i], i % 2 ? &map : &plain, "v9moe");
+  run_moe_shapes(&plain, &map, "v9moe");
 }
 
 /* v10: v3's wgmma (m64n256k16) on 64 x 256 tiles, two independent tile streams per CTA. Rows
@@ -661,16 +661,7 @@ static void test_v10_streams(void) {
   const problem empty_c = {XS_GEMM_GROUPED_CONTIG, 0, 256, 64, 3, none, 1};
   run_one(&empty, &one, "v10empty");
   run_one(&empty_c, &one, "v10empty");
-  static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
-  static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
-  const problem moe[4] = {
-      {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t128, 1},
-      {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
-      {XS_GEMM_GROUPED_CONTIG, 0, 4096, 1536, 8, t512, 0},
-  };
-  for (int i = 0; i < 4; i++)
-    run_one(&moe[i], i % 2 ? &map : &plain, "v10moe");
+  run_moe_shapes(&plain, &map, "v10moe");
 }
 
 /* v11-v13: v3 with other epilogues. v11 stores a tile's last staging pass (SiLU*mul: its only
@@ -720,13 +711,11 @@ static void test_v11_v13_epilogues(void) {
         run_one(&c, dv[vi], "v11contig");
       }
     }
-    static const int32_t t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
-    static const int32_t t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
     const problem moe[4] = {
-        {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, t128, 1}, /* DeepSeek-V3 gate/up T=128 */
-        {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, t512, 1},   /* DeepSeek-V3 gate/up T=512 */
-        {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, t512, 0}, /* Qwen3-235B down T=512 */
-        {XS_GEMM_GROUPED_CONTIG, 0, 7168, 2048, 8, t512, 0},   /* DeepSeek-V3 down T=512 */
+        {XS_GEMM_GROUPED_MASKED, 128, 4096, 7168, 8, k_t128, 1}, /* DeepSeek-V3 gate/up T=128 */
+        {XS_GEMM_GROUPED_CONTIG, 0, 4096, 7168, 8, k_t512, 1},   /* DeepSeek-V3 gate/up T=512 */
+        {XS_GEMM_GROUPED_MASKED, 512, 4096, 1536, 8, k_t512, 0}, /* Qwen3-235B down T=512 */
+        {XS_GEMM_GROUPED_CONTIG, 0, 7168, 2048, 8, k_t512, 0},   /* DeepSeek-V3 down T=512 */
     };
     for (int i = 0; i < 4; i++)
       run_one(&moe[i], i % 2 ? &map : &plain, "v11moe");
