@@ -377,10 +377,15 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   } else {
     int tm_unused, bn;
     tile_shape(t.version, 0, a->M, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
-    const int mode = t.version == XS_GEMM_V11   ? 1
-                     : t.version == XS_GEMM_V12 ? 2
-                     : t.version == XS_GEMM_V13 ? 3
-                                                : 0;
+    int mode = t.version == XS_GEMM_V11   ? 1
+               : t.version == XS_GEMM_V12 ? 2
+               : t.version == XS_GEMM_V13 ? 3
+                                          : 0;
+    if (t.version == XS_GEMM_V3 && xsg_probe.v3_mode) {
+      mode = xsg_probe.v3_mode;
+      p.trace = xsg_probe.trace;
+      p.trace_cap = xsg_probe.trace_cap;
+    }
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
@@ -398,6 +403,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   xsi_clear_error();
   return XS_OK;
 }
+
+/* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

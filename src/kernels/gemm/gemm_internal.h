@@ -34,7 +34,33 @@ typedef struct xsg_params {
   int compact; /* v2-v8 MASKED without a list (experts <= XSG_MASKED_MAX_EXPERTS): walk only the
                   tiles with work (sched.h xsg_masked_tile; v8: pairs, xsg_compact_pair, and
                   CONTIG too); positions is then an upper bound */
+  /* Probe mode 5 (xsg_probe below): per CTA XSG_TRACE_HEAD words, then trace_cap records of
+   * XSG_TRACE_REC words per consumer warpgroup. NULL otherwise. */
+  unsigned long long* trace;
+  int trace_cap;
 } xsg_params;
+
+/* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
+ * xsg_probe.v3_mode is nonzero, an XS_GEMM_V3 launch runs that kernel mode instead of v3's 0:
+ *   4  no epilogue (nothing stored: what the tiles' stores cost)
+ *   5  v3 with a per-tile trace of SM clock stamps into xsg_probe.trace (correct output)
+ *   6  no wgmma (the loads, waits and epilogue alone: what the data movement costs)
+ * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
+ *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
+ *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at
+ *   trace[c * stride + XSG_TRACE_HEAD + (j * 2 + h) * XSG_TRACE_REC + 0..4] = tile index, clock64
+ *   at the tile's start, after its first k-block's full wait, after its last wgmma retired, after
+ *   its epilogue; stride = XSG_TRACE_HEAD + trace_cap * 2 * XSG_TRACE_REC. */
+#define XSG_TRACE_HEAD 4
+#define XSG_TRACE_REC 5
+typedef struct xsg_probe_t {
+  int v3_mode;
+  unsigned long long* trace; /* device memory, mode 5 */
+  int trace_cap;             /* records per warpgroup and CTA */
+} xsg_probe_t;
+#ifdef __cplusplus
+extern "C" xsg_probe_t xsg_probe;
+#endif
 
 /* The rows a tile covers in its group's row space, and which expert's B it multiplies.
  * Returns 0 when the tile has no work (past the used rows / an expert's count). */

@@ -339,6 +339,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                        const __grid_constant__ xsg_params p) {
   using cfg = hopper_cfg<BN>;
   constexpr bool DEFER = MODE == 1;
+  /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma. */
+  constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5, NO_MMA = MODE == 6;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
@@ -361,6 +363,14 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   }
   if (p.compact) xsg_build_masked_table(table, &p);
   __syncthreads();
+  /* TRACE: this CTA's stamps (gemm_internal.h). */
+  unsigned long long* const trace =
+      TRACE ? p.trace + (size_t)blockIdx.x * (XSG_TRACE_HEAD + p.trace_cap * 2 * XSG_TRACE_REC)
+            : nullptr;
+  if (TRACE && threadIdx.x == 128) {
+    trace[0] = xs_clock64();
+    trace[1] = xs_globaltimer();
+  }
   /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
   const int positions = p.compact ? table[p.experts] : p.positions;
 
@@ -430,6 +440,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
      * the loop) once this warpgroup's TMA stores have read it: tid 0 arrives for its 4 warps. */
     const int use_slot = MODE == 3 && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
+    int jt = 0; /* TRACE: tiles taken so far */
     auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
     auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };
     auto word_d = [&](int i, int hi) {
@@ -463,19 +474,33 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
        * adding to the epilogue (a one-wave problem has nothing else to hide it under). */
       xs_gemm_tile_dst dst = {nullptr, 0};
       if (!DEFER && p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[tile_index];
+      /* TRACE: this tile's record (stamps are stored at once: none stays live in a register). */
+      unsigned long long* const rec = TRACE && tid == 0 && jt < p.trace_cap
+                                          ? trace + XSG_TRACE_HEAD + (jt * 2 + half) * XSG_TRACE_REC
+                                          : nullptr;
+      if (TRACE) {
+        jt++;
+        if (rec) {
+          rec[0] = tile_index;
+          rec[1] = xs_clock64();
+        }
+      }
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;
       for (int kb = 0; kb < k_blocks; kb++) {
         xs_mbar_wait(&full[s], phase);
+        if (TRACE && kb == 0 && rec) rec[2] = xs_clock64();
         const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
         const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
         const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
         xs_wgmma_fence();
+        if constexpr (!NO_MMA) {
 #pragma unroll
-        for (int kk = 0; kk < cfg::BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
-          wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
-                         (kb > 0 || kk > 0) ? 1 : 0);
+          for (int kk = 0; kk < cfg::BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
+            wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
+                           (kb > 0 || kk > 0) ? 1 : 0);
+        }
         xs_wgmma_commit();
         /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both issued:
          * about two k-blocks of tensor work queued while the warpgroup stages and stores). */
@@ -507,6 +532,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_wgmma_wait<0>();
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (!use_slot && lane == 0) xs_mbar_arrive(&empty[prev_s]);
+      if (TRACE && rec) rec[3] = xs_clock64();
 
       const tile_done done = {row0, row_end, expert, tile_index, t.nb, dst};
       if constexpr (DEFER) {
@@ -538,10 +564,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                            use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr);
         held = prev_s;
         has_held = use_slot;
-      } else {
+      } else if constexpr (!NO_EPI) {
         store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
                                            word_d_silu);
       }
+      if (TRACE && rec) rec[4] = xs_clock64();
     }
     if constexpr (DEFER) {
       if (has_pending) store_pending();
@@ -554,6 +581,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     /* Shared memory must outlive the last TMA store's reads. */
     if (MODE != 2 && tid == 0) xs_bulk_wait_all();
+    if (TRACE && threadIdx.x == 128) {
+      trace[2] = xs_clock64();
+      trace[3] = xs_globaltimer();
+    }
   }
 }
 
@@ -589,6 +620,9 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUten
     return mode == 1   ? launch<256, 1>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 2 ? launch<256, 2>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 3 ? launch<256, 3>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 4 ? launch<256, 4>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 5 ? launch<256, 5>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 6 ? launch<256, 6>(p, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);

@@ -1,0 +1,295 @@
+/* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
+ *
+ *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked]
+ *
+ * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
+ * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer). Rows, timed in
+ * interleaved rounds (median ms per launch; ratio = cuBLAS / row, median of per-round ratios):
+ *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
+ *   v3                       XS_GEMM_V3, as the library runs it
+ *   v3 traced                probe mode 5 (gemm_internal.h): v3 writing SM clock stamps per tile
+ *   v3 no epilogue           probe mode 4: nothing stored (what the stores cost)
+ *   v3 no wgmma              probe mode 6: loads, waits and stores only (what data movement costs)
+ * v3 and v3 traced are checked against cuBLAS's output (SiLU*mul applied on the host) before
+ * timing. Then the trace of one launch: per tile, the wait for its first k-block, the main loop,
+ * the epilogue and the gap to the next tile, in microseconds at the SM clock the trace measured,
+ * and how the CTAs' end times spread (the tail). Exit 77 without a GPU. Uses the library's probe
+ * hooks (xsg_probe), which nothing else sets.
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/gemm_internal.h"
+#include "xstage/gemm.h"
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "gemm_probe: %s: %s\n", #x, cudaGetErrorString(e_));                         \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
+__global__ void fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    x[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  }
+}
+
+static float bf(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+struct row {
+  std::string name;
+  std::function<void()> run;
+  std::vector<double> ms;
+};
+
+int main(int argc, char** argv) {
+  int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0;
+  for (int i = 1; i < argc; i++) {
+    auto val = [&](const char* flag) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "gemm_probe: %s needs a value\n", flag);
+        exit(2);
+      }
+      return atoi(argv[++i]);
+    };
+    if (!strcmp(argv[i], "--experts"))
+      E = val("--experts");
+    else if (!strcmp(argv[i], "--tokens"))
+      T = val("--tokens");
+    else if (!strcmp(argv[i], "--N"))
+      N = val("--N");
+    else if (!strcmp(argv[i], "--K"))
+      K = val("--K");
+    else if (!strcmp(argv[i], "--rounds"))
+      rounds = val("--rounds");
+    else if (!strcmp(argv[i], "--silu"))
+      silu = 1;
+    else if (!strcmp(argv[i], "--masked"))
+      masked = 1;
+    else {
+      fprintf(stderr, "gemm_probe: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1) {
+    fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1\n");
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("gemm_probe: no GPU, skipped\n");
+    return 77;
+  }
+  if (T % XS_GEMM_GROUP_ALIGN) masked = 1;
+  const int rows = E * T, n_out = silu ? N / 2 : N;
+  __nv_bfloat16 *A, *B, *C, *Cb;
+  int32_t *d_off, *d_cnt;
+  CK(cudaMalloc(&A, (size_t)rows * K * 2));
+  CK(cudaMalloc(&B, (size_t)E * N * K * 2));
+  CK(cudaMalloc(&C, (size_t)rows * n_out * 2));
+  CK(cudaMalloc(&Cb, (size_t)rows * N * 2));
+  CK(cudaMalloc(&d_off, (E + 1) * 4));
+  CK(cudaMalloc(&d_cnt, E * 4));
+  std::vector<int32_t> off(E + 1), cnt(E, T);
+  for (int e = 0; e <= E; e++)
+    off[e] = e * T;
+  CK(cudaMemcpy(d_off, off.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
+  fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
+  fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
+  CK(cudaDeviceSynchronize());
+
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "gemm_probe: cublasCreate failed\n");
+    return 1;
+  }
+  auto cublas = [&]() {
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = cublasGemmStridedBatchedEx(
+        h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, (long long)N * K, A,
+        CUDA_R_16BF, K, (long long)T * K, &zero, Cb, CUDA_R_16BF, N, (long long)T * N, E,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      fprintf(stderr, "gemm_probe: cublasGemmStridedBatchedEx: status %d\n", (int)s);
+      exit(1);
+    }
+  };
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.layout = masked ? XS_GEMM_GROUPED_MASKED : XS_GEMM_GROUPED_CONTIG;
+  a.M = masked ? T : rows, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V3;
+  a.A = A, a.B = B, a.C = C, a.m_offsets = d_off, a.m_counts = d_cnt;
+  xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
+  epi.act = silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+  const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
+  xs_gemm_tiling tl;
+  if (xs_gemm_tiles(&tl, &a, epi.act) != XS_OK) {
+    fprintf(stderr, "gemm_probe: %s\n", xs_last_error());
+    return 1;
+  }
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int cap = (tl.count + sms - 1) / sms + 1;
+  unsigned long long* trace;
+  const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
+  CK(cudaMalloc(&trace, stride * sms * 8));
+  auto ours = [&](int mode) {
+    return [&, mode]() {
+      xsg_probe.v3_mode = mode;
+      xsg_probe.trace = trace;
+      xsg_probe.trace_cap = cap;
+      xs_result r = xs_gemm_run(&a, epi, sched, NULL);
+      xsg_probe.v3_mode = 0;
+      if (r != XS_OK) {
+        fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
+        exit(1);
+      }
+    };
+  };
+
+  /* ---- correctness of v3 and v3 traced against cuBLAS (outputs poisoned first) ---- */
+  cublas();
+  CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
+  CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
+  for (int mode : {0, 5}) {
+    CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
+    ours(mode)();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (int r = 0; r < rows; r++)
+      for (int c = 0; c < n_out; c++) {
+        double want = bf(hb[(size_t)r * N + c]);
+        if (silu) {
+          const double g = want, u = bf(hb[(size_t)r * N + c + n_out]);
+          want = g / (1.0 + std::exp(-g)) * u;
+        }
+        const double got = bf(hc[(size_t)r * n_out + c]), d = got - want;
+        if (!std::isfinite(got)) bad++;
+        num += d * d, den += want * want;
+      }
+    const double rel = std::sqrt(num / (den > 0 ? den : 1));
+    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode ? "v3 traced" : "v3", rel,
+           bad);
+    if (bad || !(rel < 2e-2)) {
+      fprintf(stderr, "gemm_probe: v3 mode %d disagrees with cuBLAS\n", mode);
+      return 1;
+    }
+  }
+
+  /* ---- interleaved timing ---- */
+  std::vector<row> rs = {{"cublas strided batched", cublas, {}},
+                         {"v3", ours(0), {}},
+                         {"v3 traced", ours(5), {}},
+                         {"v3 no epilogue", ours(4), {}},
+                         {"v3 no wgmma", ours(6), {}}};
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (auto& r : rs) /* warm-up, and launches per timing of >= 2 ms */
+    for (int i = 0; i < 3; i++)
+      r.run();
+  CK(cudaEventRecord(e0));
+  cublas();
+  CK(cudaEventRecord(e1));
+  CK(cudaEventSynchronize(e1));
+  float one_ms = 0;
+  CK(cudaEventElapsedTime(&one_ms, e0, e1));
+  const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
+  for (int round = 0; round < rounds; round++)
+    for (auto& r : rs) {
+      CK(cudaEventRecord(e0));
+      for (int i = 0; i < iters; i++)
+        r.run();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      r.ms.push_back(ms / iters);
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double flops = 2.0 * rows * (double)N * K;
+  printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches\n", E, T, N, K,
+         silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters);
+  printf("  %-24s %9s %9s %8s\n", "row", "ms", "TFLOP/s", "ratio");
+  for (auto& r : rs) {
+    std::vector<double> ratio;
+    for (int i = 0; i < rounds; i++)
+      ratio.push_back(rs[0].ms[i] / r.ms[i]);
+    const double ms = median(r.ms);
+    printf("  %-24s %9.4f %9.1f %8.3f\n", r.name.c_str(), ms, flops / ms / 1e9, median(ratio));
+  }
+
+  /* ---- one traced launch, read back ---- */
+  CK(cudaMemset(trace, 0, stride * sms * 8));
+  ours(5)();
+  CK(cudaDeviceSynchronize());
+  std::vector<unsigned long long> tr(stride * sms);
+  CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+  const int kb = (K + 63) / 64;
+  double sum_w = 0, sum_m = 0, sum_e = 0, sum_g = 0, mhz_sum = 0;
+  long n_t = 0, n_g = 0;
+  unsigned long long g0 = ~0ull, g1 = 0;
+  std::vector<double> ends;
+  for (int c = 0; c < sms; c++) {
+    const unsigned long long* t = &tr[c * stride];
+    if (!t[3] || t[3] <= t[1]) continue;
+    const double cyc_per_ns = (double)(t[2] - t[0]) / (double)(t[3] - t[1]);
+    mhz_sum += cyc_per_ns * 1e3;
+    g0 = std::min(g0, t[1]), g1 = std::max(g1, t[3]);
+    ends.push_back((double)t[3]);
+    for (int w = 0; w < 2; w++)
+      for (int j = 0; j < cap; j++) {
+        const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
+        if (!r[1]) break;
+        sum_w += (r[2] - r[1]) / cyc_per_ns, sum_m += (r[3] - r[2]) / cyc_per_ns;
+        sum_e += (r[4] - r[3]) / cyc_per_ns, n_t++;
+        const unsigned long long* nx = r + 2 * XSG_TRACE_REC;
+        if (j + 1 < cap && nx[1]) sum_g += (nx[1] - r[4]) / cyc_per_ns, n_g++;
+      }
+  }
+  const int ctas = (int)ends.size();
+  if (!ctas || !n_t) {
+    fprintf(stderr, "gemm_probe: the trace is empty\n");
+    return 1;
+  }
+  std::sort(ends.begin(), ends.end());
+  printf("# trace of one launch: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
+         ctas, n_t, mhz_sum / ctas, (g1 - g0) / 1e3);
+  printf("  per tile (us, mean): first-k-block wait %.3f  main loop %.3f (%.4f per k-block)  "
+         "epilogue %.3f  gap to next tile %.3f\n",
+         sum_w / n_t / 1e3, sum_m / n_t / 1e3, sum_m / n_t / 1e3 / kb, sum_e / n_t / 1e3,
+         n_g ? sum_g / n_g / 1e3 : 0.0);
+  printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
+         (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
+  printf("  main-loop share of the CTAs' summed spans: %.3f\n",
+         sum_m / 2 / ((double)(g1 - g0) * ctas));
+  return 0;
+}
