@@ -254,42 +254,62 @@ int main(int argc, char** argv) {
   std::vector<unsigned long long> tr(stride * sms);
   CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
   const int kb = (K + 63) / 64;
-  double sum_w = 0, sum_m = 0, sum_e = 0, sum_g = 0, mhz_sum = 0;
-  long n_t = 0, n_g = 0;
+  /* Per-tile means in ns (SM clock stamps over the CTA's measured clock): */
+  enum { LOOP, SCHED, WAIT0, MAIN, EPI, P_SLOT, P_LAT, P_LEAD, NSTAT };
+  static const char* what[NSTAT] = {
+      "epilogue end -> loop top (previous tile)",
+      "coordinates computed (consumer)",
+      "first k-block's full wait",
+      "main loop",
+      "epilogue",
+      "producer: coordinates -> k-block 0 issued",
+      "producer: k-block 0 issued -> consumer has it",
+      "producer: k-block 0 issued, after the previous main loop's end"};
+  double sum[NSTAT] = {0};
+  long cnt[NSTAT] = {0};
+  double mhz_sum = 0;
   unsigned long long g0 = ~0ull, g1 = 0;
   std::vector<double> ends;
+  auto add = [&](int i, double ns) { sum[i] += ns, cnt[i]++; };
   for (int c = 0; c < sms; c++) {
     const unsigned long long* t = &tr[c * stride];
     if (!t[3] || t[3] <= t[1]) continue;
-    const double cyc_per_ns = (double)(t[2] - t[0]) / (double)(t[3] - t[1]);
-    mhz_sum += cyc_per_ns * 1e3;
+    const double cpn = (double)(t[2] - t[0]) / (double)(t[3] - t[1]); /* cycles per ns */
+    mhz_sum += cpn * 1e3;
     g0 = std::min(g0, t[1]), g1 = std::max(g1, t[3]);
     ends.push_back((double)t[3]);
+    auto d = [&](unsigned long long x, unsigned long long y) {
+      return ((double)x - (double)y) / cpn;
+    };
     for (int w = 0; w < 2; w++)
       for (int j = 0; j < cap; j++) {
         const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
         if (!r[1]) break;
-        sum_w += (r[2] - r[1]) / cyc_per_ns, sum_m += (r[3] - r[2]) / cyc_per_ns;
-        sum_e += (r[4] - r[3]) / cyc_per_ns, n_t++;
-        const unsigned long long* nx = r + 2 * XSG_TRACE_REC;
-        if (j + 1 < cap && nx[1]) sum_g += (nx[1] - r[4]) / cyc_per_ns, n_g++;
+        const unsigned long long* rp = j ? r - 2 * XSG_TRACE_REC : nullptr;
+        if (rp) add(LOOP, d(r[5], rp[4]));
+        add(SCHED, d(r[1], r[5])), add(WAIT0, d(r[2], r[1])), add(MAIN, d(r[3], r[2]));
+        add(EPI, d(r[4], r[3]));
+        if (w == 0 && r[7]) {
+          add(P_SLOT, d(r[7], r[6])), add(P_LAT, d(r[2], r[7]));
+          if (rp) add(P_LEAD, d(r[7], rp[3]));
+        }
       }
   }
   const int ctas = (int)ends.size();
-  if (!ctas || !n_t) {
+  if (!ctas || !cnt[MAIN]) {
     fprintf(stderr, "gemm_probe: the trace is empty\n");
     return 1;
   }
   std::sort(ends.begin(), ends.end());
   printf("# trace of one launch: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
-         ctas, n_t, mhz_sum / ctas, (g1 - g0) / 1e3);
-  printf("  per tile (us, mean): first-k-block wait %.3f  main loop %.3f (%.4f per k-block)  "
-         "epilogue %.3f  gap to next tile %.3f\n",
-         sum_w / n_t / 1e3, sum_m / n_t / 1e3, sum_m / n_t / 1e3 / kb, sum_e / n_t / 1e3,
-         n_g ? sum_g / n_g / 1e3 : 0.0);
+         ctas, cnt[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
+  printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
+  for (int i = 0; i < NSTAT; i++)
+    printf("    %-66s %8.3f\n", what[i], cnt[i] ? sum[i] / cnt[i] / 1e3 : 0.0);
+  printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / cnt[MAIN] / 1e3 / kb);
   printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
          (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
   printf("  main-loop share of the CTAs' summed spans: %.3f\n",
-         sum_m / 2 / ((double)(g1 - g0) * ctas));
+         sum[MAIN] / 2 / ((double)(g1 - g0) * ctas));
   return 0;
 }

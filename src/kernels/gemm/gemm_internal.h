@@ -48,11 +48,14 @@ typedef struct xsg_params {
  * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
  *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at
- *   trace[c * stride + XSG_TRACE_HEAD + (j * 2 + h) * XSG_TRACE_REC + 0..4] = tile index, clock64
- *   at the tile's start, after its first k-block's full wait, after its last wgmma retired, after
- *   its epilogue; stride = XSG_TRACE_HEAD + trace_cap * 2 * XSG_TRACE_REC. */
+ *   trace[c * stride + XSG_TRACE_HEAD + (j * 2 + h) * XSG_TRACE_REC + 0..7] = tile index, clock64
+ *   when the tile's coordinates are known, after its first k-block's full wait, after its last
+ *   wgmma retired, after its epilogue, at the loop's top before the coordinates are computed;
+ *   [6], [7] (h = 0 only): the producer's clock64 when it has the tile's coordinates and when it
+ *   has issued the tile's first k-block; stride = XSG_TRACE_HEAD + trace_cap * 2 * XSG_TRACE_REC.
+ */
 #define XSG_TRACE_HEAD 4
-#define XSG_TRACE_REC 5
+#define XSG_TRACE_REC 8
 typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */

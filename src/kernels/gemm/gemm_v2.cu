@@ -382,6 +382,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_tma_prefetch_map(&map_b);
       int s = 0;
       uint32_t phase = 0;
+      int jp = 0; /* TRACE: tiles loaded so far */
       for (int k = blockIdx.x; k < positions; k += gridDim.x) {
         const int tile_index =
             p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
@@ -394,6 +395,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
          * the gate rows and the matching up rows (I = N/2 further on). */
         int b_row0 = silu ? t.nb * (BN / 2) : t.nb * BN;
         int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
+        /* TRACE: the producer's stamps go into warpgroup 1's record of the same tile. */
+        unsigned long long* const prec =
+            TRACE && jp < p.trace_cap ? trace + XSG_TRACE_HEAD + jp * 2 * XSG_TRACE_REC : nullptr;
+        if (TRACE) {
+          jp++;
+          if (prec) prec[6] = xs_clock64();
+        }
         for (int kb = 0; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
@@ -407,6 +415,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
           if (b_row1 < p.N)
             xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
+          if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
@@ -465,6 +474,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     };
 
     for (int k = blockIdx.x; k < positions; k += gridDim.x) {
+      const unsigned long long top = TRACE ? xs_clock64() : 0;
       const int tile_index =
           p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
       xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
@@ -483,6 +493,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (rec) {
           rec[0] = tile_index;
           rec[1] = xs_clock64();
+          rec[5] = top;
         }
       }
 
