@@ -266,11 +266,11 @@ int main(int argc, char** argv) {
       "producer: k-block 0 issued -> consumer has it",
       "producer: k-block 0 issued, after the previous main loop's end"};
   double sum[NSTAT] = {0};
-  long cnt[NSTAT] = {0};
+  long num[NSTAT] = {0};
   double mhz_sum = 0;
   unsigned long long g0 = ~0ull, g1 = 0;
   std::vector<double> ends;
-  auto add = [&](int i, double ns) { sum[i] += ns, cnt[i]++; };
+  auto add = [&](int i, double ns) { sum[i] += ns, num[i]++; };
   for (int c = 0; c < sms; c++) {
     const unsigned long long* t = &tr[c * stride];
     if (!t[3] || t[3] <= t[1]) continue;
@@ -296,17 +296,17 @@ int main(int argc, char** argv) {
       }
   }
   const int ctas = (int)ends.size();
-  if (!ctas || !cnt[MAIN]) {
+  if (!ctas || !num[MAIN]) {
     fprintf(stderr, "gemm_probe: the trace is empty\n");
     return 1;
   }
   std::sort(ends.begin(), ends.end());
   printf("# trace of one launch: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
-         ctas, cnt[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
+         ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
   printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
   for (int i = 0; i < NSTAT; i++)
-    printf("    %-66s %8.3f\n", what[i], cnt[i] ? sum[i] / cnt[i] / 1e3 : 0.0);
-  printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / cnt[MAIN] / 1e3 / kb);
+    printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);
+  printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / num[MAIN] / 1e3 / kb);
   printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
          (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
   printf("  main-loop share of the CTAs' summed spans: %.3f\n",
