@@ -45,9 +45,10 @@ template <int BN_> struct hopper_cfg {
   static constexpr int CONSUMERS = 2;
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   /* NOTE: 128x256 keeps 128 fp32 accumulators per consumer thread; 232 registers hold them with
-   * the addresses and the epilogue (no spills in ptxas -v). The producer needs few: 40 (24
-   * spills). 40*128 + 232*256 <= 65536. */
-  static constexpr int PRODUCER_REGS = 40;
+   * the addresses and the epilogue (no spills in ptxas -v). The producer holds the current and
+   * the next tile (tuning round 10): 48 registers, no spills (at 40 it spilled 60-72 bytes).
+   * 48*128 + 232*256 = 65536. */
+  static constexpr int PRODUCER_REGS = 48;
   static constexpr int CONSUMER_REGS = 232;
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int B_BYTES = BN * BK * 2;
@@ -72,8 +73,10 @@ template <int BN_> struct hopper_cfg {
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
-  static constexpr int SMEM =
-      1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES + TABLE_BYTES;
+  /* The producer's tile entries (struct tile_info, 32 bytes each), one per ring slot. */
+  static constexpr int INFO_BYTES = 32 * STAGES;
+  static constexpr int SMEM = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES +
+                              BAR_BYTES + TABLE_BYTES + INFO_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(BN == 128 || BN == 192 || BN == 208 || BN == 224 || BN == 256,
                 "wgmma wrappers exist for N = 128, 192, 208, 224, 256");
@@ -115,6 +118,37 @@ struct tile_done {
   int row0, row_end, expert, index, nb;
   xs_gemm_tile_dst dst; /* STORE_MAP: the tile's map entry, loaded when the tile starts */
 };
+
+/* A tile of the schedule as the producer hands it to the consumers: one entry per ring slot, the
+ * slot of the tile's first k-block, written before that k-block's arrive.expect_tx (which
+ * releases it; the consumers' full wait acquires it) and read before the slot is released.
+ * index < 0: the schedule has ended (the slot then carries no loads, only the producer's arrive).
+ * NOTE: tuning round 10. Each role used to compute the next tile's coordinates itself at the tile
+ * boundary (raster divisions, constant-bank loads, the contiguous layout's expert search): 1.0-1.2
+ * us per tile on the H200 (bench/gemm_probe.cu's trace), with the tensor cores idle, and the
+ * producer issued the next tile's first k-block that much later. The producer now finds tile i+1
+ * while tile i's k-blocks stream, and the consumers read it from shared memory. */
+struct tile_info {
+  int index, row0, row_end, expert, nb;
+};
+
+/* The next tile with work at schedule position k or later (k moves past it): 0 when none is left.
+ * The caller's list, the raster order, or the masked compacted schedule (table). */
+__device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table, int positions,
+                                         int& k, tile_info& ti) {
+  for (; k < positions; k += gridDim.x) {
+    const int index =
+        p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
+    const xsg_tile t = xsg_tile_decode(&p.grid, index);
+    int row0, row_end, expert;
+    if (xsg_tile_rows(&p, t, &row0, &row_end, &expert)) {
+      ti = {index, row0, row_end, expert, t.nb};
+      k += gridDim.x;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 /* One tile's epilogue for consumer warpgroup `half` (thread `tid` of its 128): 8-column groups
  * -> swizzled staging -> TMA store or 16-byte stores (through the tile's map entry), in passes
@@ -349,6 +383,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);
   uint64_t* empty = full + cfg::STAGES;
   int32_t* table = (int32_t*)(empty + cfg::STAGES); /* p.compact: the masked work prefix */
+  tile_info* info = (tile_info*)((uint8_t*)table + cfg::TABLE_BYTES); /* one per ring slot */
+  static_assert(sizeof(tile_info) <= 32 && cfg::TABLE_BYTES % 4 == 0, "tile entries");
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -383,18 +419,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       int s = 0;
       uint32_t phase = 0;
       int jp = 0; /* TRACE: tiles loaded so far */
-      for (int k = blockIdx.x; k < positions; k += gridDim.x) {
-        const int tile_index =
-            p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
-        xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
-        int row0, row_end, expert;
-        if (!xsg_tile_rows(&p, t, &row0, &row_end, &expert)) continue;
-        int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
-        int b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
+      int k = blockIdx.x;
+      tile_info cur = {-1, 0, 0, 0, 0};
+      int have = next_tile(p, table, positions, k, cur);
+      while (have) {
+        const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? cur.expert : 0;
+        const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : cur.expert;
         /* B rows of the two halves of the tile: [n0, n0+BN/2) and the next half, or with SiLU
          * the gate rows and the matching up rows (I = N/2 further on). */
-        int b_row0 = silu ? t.nb * (BN / 2) : t.nb * BN;
-        int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
+        const int b_row0 = silu ? cur.nb * (BN / 2) : cur.nb * BN;
+        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
         /* TRACE: the producer's stamps go into warpgroup 1's record of the same tile. */
         unsigned long long* const prec =
             TRACE && jp < p.trace_cap ? trace + XSG_TRACE_HEAD + jp * 2 * XSG_TRACE_REC : nullptr;
@@ -402,25 +436,42 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           jp++;
           if (prec) prec[6] = xs_clock64();
         }
+        tile_info nxt = {-1, 0, 0, 0, 0};
+        int have_next = 0;
         for (int kb = 0; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
+          if (kb == 0) info[s] = cur; /* released by the arrive below */
           /* NOTE: expect the full box bytes: TMA counts the zero-filled out-of-bounds part of
            * a box too. A second B half that lies wholly past N is not loaded at all (its stale
            * rows only feed output columns >= N, which are never stored). */
           xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
                                                           : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-          xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, row0, a_batch);
+          xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, cur.row0, a_batch);
           xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
           if (b_row1 < p.N)
             xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
+          /* The next tile is found while this one's k-blocks stream (the slot waits leave the
+           * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
+          if (kb == 0) have_next = next_tile(p, table, positions, k, nxt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
           }
         }
+        cur = nxt;
+        have = have_next;
+      }
+      /* The end of the schedule: a slot with no loads whose entry says so (the consumers release
+       * it like any other, so the drain below sees every slot come back). */
+      xsg_wait_timed(&empty[s], phase ^ 1);
+      info[s].index = -1;
+      xs_mbar_arrive(&full[s]);
+      if (++s == cfg::STAGES) {
+        s = 0;
+        phase ^= 1;
       }
       xsg_drain_ring(empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
@@ -473,18 +524,22 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                                          1, word_pk_pass1, word_pk_silu);
     };
 
-    for (int k = blockIdx.x; k < positions; k += gridDim.x) {
+    for (;;) {
       const unsigned long long top = TRACE ? xs_clock64() : 0;
-      const int tile_index =
-          p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
-      xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
-      int row0, row_end, expert;
-      if (!xsg_tile_rows(&p, t, &row0, &row_end, &expert)) continue;
+      /* The tile's first k-block: its slot's entry says which tile it is (or that none is left). */
+      xs_mbar_wait(&full[s], phase);
+      const tile_info ti = info[s];
+      if (ti.index < 0) {
+        if (lane == 0) xs_mbar_arrive(&empty[s]);
+        break;
+      }
+      const int tile_index = ti.index, row0 = ti.row0, row_end = ti.row_end, expert = ti.expert;
       /* The tile's map entry is loaded now: its latency passes under the main loop instead of
        * adding to the epilogue (a one-wave problem has nothing else to hide it under). */
       xs_gemm_tile_dst dst = {nullptr, 0};
       if (!DEFER && p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[tile_index];
-      /* TRACE: this tile's record (stamps are stored at once: none stays live in a register). */
+      /* TRACE: this tile's record (stamps are stored at once: none stays live in a register).
+       * [1] and [2] are both "the first k-block is here and the tile known". */
       unsigned long long* const rec = TRACE && tid == 0 && jt < p.trace_cap
                                           ? trace + XSG_TRACE_HEAD + (jt * 2 + half) * XSG_TRACE_REC
                                           : nullptr;
@@ -492,7 +547,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         jt++;
         if (rec) {
           rec[0] = tile_index;
-          rec[1] = xs_clock64();
+          rec[1] = rec[2] = xs_clock64();
           rec[5] = top;
         }
       }
@@ -500,8 +555,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;
       for (int kb = 0; kb < k_blocks; kb++) {
-        xs_mbar_wait(&full[s], phase);
-        if (TRACE && kb == 0 && rec) rec[2] = xs_clock64();
+        if (kb > 0) xs_mbar_wait(&full[s], phase);
         const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
         const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
         const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
@@ -545,7 +599,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       if (!use_slot && lane == 0) xs_mbar_arrive(&empty[prev_s]);
       if (TRACE && rec) rec[3] = xs_clock64();
 
-      const tile_done done = {row0, row_end, expert, tile_index, t.nb, dst};
+      const tile_done done = {row0, row_end, expert, tile_index, ti.nb, dst};
       if constexpr (DEFER) {
         /* The accumulators are overwritten from the next k-block on: pass 0 now (not with
          * SiLU), the last pass packed for later. */
