@@ -64,7 +64,9 @@ struct v10_cfg {
   static constexpr int SMEM = 1024 /* alignment slack */ + STREAMS * STAGES * SLOT +
                               STREAMS * C_BYTES + BAR_BYTES + TABLE_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <= 65536, "register file");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <=
+                    (65536 / THREADS & ~7) * THREADS,
+                "setmaxnreg: more registers than the CTA's launch allocation (gemm_v2.cu)");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0 &&
                     C_BYTES % 1024 == 0,
                 "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned");

@@ -46,10 +46,14 @@ template <int BN_> struct hopper_cfg {
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   /* NOTE: 128x256 keeps 128 fp32 accumulators per consumer thread; 232 registers hold them with
    * the addresses and the epilogue (no spills in ptxas -v). The producer holds the current and
-   * the next tile (tuning round 10): 48 registers, no spills (at 40 it spilled 60-72 bytes).
-   * 48*128 + 232*256 = 65536. */
+   * the next tile (tuning round 10): 48 registers, no spills (at 40 it spilled 60-72 bytes); the
+   * consumers then get 224 (v3: no spills; v11 spills 48 bytes, 4 at 232).
+   * NOTE: setmaxnreg moves registers inside the CTA's launch allocation, 168 per thread at 384
+   * threads (65536 / 384 rounded down to 8), not the whole 65536: 48*128 + 232*256 is over it by
+   * 1024, and the consumers' setmaxnreg.inc then waits forever (the first build of round 10 hung
+   * and trapped on the H200). 48*128 + 224*256 = 64512, exactly the allocation. */
   static constexpr int PRODUCER_REGS = 48;
-  static constexpr int CONSUMER_REGS = 232;
+  static constexpr int CONSUMER_REGS = 224;
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int B_BYTES = BN * BK * 2;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
@@ -83,7 +87,9 @@ template <int BN_> struct hopper_cfg {
   static_assert((BN / 2) % 8 == 0, "each B half is whole 8-row swizzle atoms");
   static_assert(BN / 2 <= STAGE_COLS, "a SiLU tile (BN/2 output columns) is staged in one pass");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0, "swizzle atoms are 1024 bytes");
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register file");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <=
+                    (65536 / THREADS & ~7) * THREADS,
+                "setmaxnreg: more registers than the CTA's launch allocation");
 };
 
 template <int BN>

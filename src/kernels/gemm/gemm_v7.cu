@@ -135,7 +135,9 @@ template <int BT_> struct v7_cfg {
   static constexpr int CONSUMER_REGS = 232;
   static_assert(BT == 16 || BT == 32 || BT == 64 || BT == 128,
                 "token tiles of 16, 32, 64 (v7) or 128 (v9) rows");
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <= 65536, "register file");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <=
+                    (65536 / THREADS & ~7) * THREADS,
+                "setmaxnreg: more registers than the CTA's launch allocation (gemm_v2.cu)");
   static_assert(STAGES >= 3, "at least two slots loading while one is read");
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0,

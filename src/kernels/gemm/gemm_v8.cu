@@ -75,7 +75,9 @@ struct v8_cfg {
   static_assert(A_BYTES % 1024 == 0 && B_HALF_BYTES % 1024 == 0,
                 "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned in every slot");
   static_assert(CLUSTER == 2, "the pair schedule (sched.h) is written for clusters of two");
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "register file");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <=
+                    (65536 / THREADS & ~7) * THREADS,
+                "setmaxnreg: more registers than the CTA's launch allocation (gemm_v2.cu)");
 };
 
 /* This CTA's tile of a pair. */
