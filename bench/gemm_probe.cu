@@ -66,7 +66,6 @@ struct row {
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0;
-  const char* pf_list = "0:0,1:4,2:8,4:8,2:16,4:16";
   for (int i = 1; i < argc; i++) {
     auto val = [&](const char* flag) {
       if (i + 1 >= argc) {
@@ -89,8 +88,6 @@ int main(int argc, char** argv) {
       silu = 1;
     else if (!strcmp(argv[i], "--masked"))
       masked = 1;
-    else if (!strcmp(argv[i], "--pf") && i + 1 < argc)
-      pf_list = argv[++i];
     else {
       fprintf(stderr, "gemm_probe: unknown argument '%s'\n", argv[i]);
       return 2;
@@ -158,17 +155,14 @@ int main(int argc, char** argv) {
   unsigned long long* trace;
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
-  /* mode: a probe mode of v3 (0: v3 itself); pf_kb >= 0: the L2 prefetch of the next tile's
-   * first pf_kb k-blocks, pf_lead k-blocks before the end (else the library's default). */
-  auto ours = [&](int mode, int pf_kb = -1, int pf_lead = 0) {
-    return [&, mode, pf_kb, pf_lead]() {
+  /* mode: a probe mode of v3 (0: v3 itself). */
+  auto ours = [&](int mode) {
+    return [&, mode]() {
       xsg_probe.v3_mode = mode;
       xsg_probe.trace = trace;
       xsg_probe.trace_cap = cap;
-      xsg_probe.pf_set = pf_kb >= 0, xsg_probe.pf_kb = pf_kb, xsg_probe.pf_lead = pf_lead;
       xs_result r = xs_gemm_run(&a, epi, sched, NULL);
       xsg_probe.v3_mode = 0;
-      xsg_probe.pf_set = 0;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
         exit(1);
@@ -214,18 +208,7 @@ int main(int argc, char** argv) {
                          {"v3 traced", ours(5), {}},
                          {"v3 no epilogue", ours(4), {}},
                          {"v3 no wgmma", ours(6), {}}};
-  for (const char* at = pf_list; at && *at;) { /* "kb:lead,kb:lead" */
-    int kb_ = 0, lead = 0, used = 0;
-    if (sscanf(at, "%d:%d%n", &kb_, &lead, &used) != 2 || kb_ < 0 || lead < 0) {
-      fprintf(stderr, "gemm_probe: --pf wants kb:lead[,kb:lead...], got '%s'\n", at);
-      return 2;
-    }
-    char nm[48];
-    snprintf(nm, sizeof nm, "v3 L2 prefetch %d at -%d", kb_, lead);
-    rs.push_back(row{nm, ours(0, kb_, lead), {}});
-    at += used;
-    if (*at == ',') at++;
-  }
+
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));

@@ -381,10 +381,6 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
                : t.version == XS_GEMM_V12 ? 2
                : t.version == XS_GEMM_V13 ? 3
                                           : 0;
-    /* The next tile's first 2 k-blocks go to L2 8 k-blocks before the current tile's last is
-     * issued (tuning round 10). */
-    p.pf_kb = xsg_probe.pf_set ? xsg_probe.pf_kb : 2;
-    p.pf_lead = xsg_probe.pf_set ? xsg_probe.pf_lead : 8;
     if (t.version == XS_GEMM_V3 && xsg_probe.v3_mode) {
       mode = xsg_probe.v3_mode;
       p.trace = xsg_probe.trace;
@@ -409,7 +405,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, 0, 0, 0, NULL, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

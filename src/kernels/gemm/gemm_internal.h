@@ -38,9 +38,6 @@ typedef struct xsg_params {
    * XSG_TRACE_REC words per consumer warpgroup. NULL otherwise. */
   unsigned long long* trace;
   int trace_cap;
-  /* v2-v6, v11-v13: the producer prefetches the next tile's first pf_kb k-blocks into L2 when it
-   * issues the current tile's k-block k_blocks - pf_lead (or 0); pf_kb = 0: none. */
-  int pf_kb, pf_lead;
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -60,7 +57,6 @@ typedef struct xsg_params {
 #define XSG_TRACE_HEAD 4
 #define XSG_TRACE_REC 8
 typedef struct xsg_probe_t {
-  int pf_set, pf_kb, pf_lead; /* pf_set: every v2-v6, v11-v13 launch uses pf_kb, pf_lead */
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
   int trace_cap;             /* records per warpgroup and CTA */

@@ -462,20 +462,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
           if (kb == 0) have_next = next_tile(p, table, positions, k, nxt);
-          /* The next tile's first k-blocks go to L2 a few k-blocks ahead: its first loads are
-           * issued only as slots free (about 2 k-blocks before this tile ends), when the whole
-           * grid is storing its tiles, and took 3.5 us to land there (gemm_probe trace). */
-          if (have_next && kb == (k_blocks > p.pf_lead ? k_blocks - p.pf_lead : 0)) {
-            const int na = p.layout == XS_GEMM_GROUPED_MASKED ? nxt.expert : 0;
-            const int nb_ = p.layout == XS_GEMM_DENSE ? 0 : nxt.expert;
-            const int r0 = silu ? nxt.nb * (BN / 2) : nxt.nb * BN;
-            const int r1 = silu ? r0 + p.N / 2 : r0 + BN / 2;
-            for (int j = 0; j < p.pf_kb && j < k_blocks; j++) {
-              xs_tma_prefetch_l2_3d(&map_a, j * cfg::BK, nxt.row0, na);
-              xs_tma_prefetch_l2_3d(&map_b, j * cfg::BK, r0, nb_);
-              if (r1 < p.N) xs_tma_prefetch_l2_3d(&map_b, j * cfg::BK, r1, nb_);
-            }
-          }
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
