@@ -257,7 +257,24 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
   const int kb = (K + 63) / 64;
   /* Per-tile means in ns (SM clock stamps over the CTA's measured clock): */
-  enum { LOOP, SCHED, WAIT0, MAIN, EPI, P_SLOT, P_LAT, P_LEAD, NSTAT };
+  enum {
+    LOOP,
+    SCHED,
+    WAIT0,
+    MAIN,
+    EPI,
+    P_SLOT,
+    P_LAT,
+    P_LEAD,
+    E0_FREE,
+    E0_BAR,
+    E0_ISSUE,
+    E1_FREE,
+    E1_BAR,
+    E1_ISSUE,
+    E_TAIL,
+    NSTAT
+  };
   static const char* what[NSTAT] = {
       "epilogue end -> loop top (previous tile)",
       "coordinates computed (consumer)",
@@ -266,7 +283,14 @@ int main(int argc, char** argv) {
       "epilogue",
       "producer: coordinates -> k-block 0 issued",
       "producer: k-block 0 issued -> consumer has it",
-      "producer: k-block 0 issued, after the previous main loop's end"};
+      "producer: k-block 0 issued, after the previous main loop's end",
+      "epilogue pass 0: main loop end -> staging free",
+      "epilogue pass 0: -> warpgroup at the barrier",
+      "epilogue pass 0: -> staged, fenced, TMA stores issued",
+      "epilogue pass 1: -> staging free (pass 0's stores read)",
+      "epilogue pass 1: -> warpgroup at the barrier",
+      "epilogue pass 1: -> staged, fenced, TMA stores issued",
+      "epilogue: last pass issued -> epilogue end"};
   double sum[NSTAT] = {0};
   long num[NSTAT] = {0};
   double mhz_sum = 0;
@@ -291,6 +315,15 @@ int main(int argc, char** argv) {
         if (rp) add(LOOP, d(r[5], rp[4]));
         add(SCHED, d(r[1], r[5])), add(WAIT0, d(r[2], r[1])), add(MAIN, d(r[3], r[2]));
         add(EPI, d(r[4], r[3]));
+        if (r[8] && r[9] && r[12]) {
+          add(E0_FREE, d(r[8], r[3])), add(E0_BAR, d(r[9], r[8])), add(E0_ISSUE, d(r[12], r[9]));
+          if (r[10] && r[11] && r[13]) {
+            add(E1_FREE, d(r[10], r[12])), add(E1_BAR, d(r[11], r[10]));
+            add(E1_ISSUE, d(r[13], r[11])), add(E_TAIL, d(r[4], r[13]));
+          } else {
+            add(E_TAIL, d(r[4], r[12]));
+          }
+        }
         if (w == 0 && r[7]) {
           add(P_SLOT, d(r[7], r[6])), add(P_LAT, d(r[2], r[7]));
           if (rp) add(P_LEAD, d(r[7], rp[3]));

@@ -52,10 +52,13 @@ typedef struct xsg_params {
  *   when the tile's coordinates are known, after its first k-block's full wait, after its last
  *   wgmma retired, after its epilogue, at the loop's top before the coordinates are computed;
  *   [6], [7] (h = 0 only): the producer's clock64 when it has the tile's coordinates and when it
- *   has issued the tile's first k-block; stride = XSG_TRACE_HEAD + trace_cap * 2 * XSG_TRACE_REC.
+ *   has issued the tile's first k-block; [8 + 2 ps], [9 + 2 ps], [12 + ps]: the epilogue's
+ *   pass ps (0, 1): its staging free (thread 0's wait for the previous TMA store's reads), the
+ *   warpgroup at the barrier after it, the pass's TMA stores issued; stride = XSG_TRACE_HEAD +
+ * trace_cap * 2 * XSG_TRACE_REC.
  */
 #define XSG_TRACE_HEAD 4
-#define XSG_TRACE_REC 8
+#define XSG_TRACE_REC 14
 typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */

@@ -167,10 +167,10 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
  * passes after the first are staged in that ring slot (the tile's last k-block's, still held
  * from the producer) instead of waiting for the first pass's TMA store to read the staging. */
 template <int BN, int PS_FIRST, int PS_LAST, class Word, class WordSilu>
-__device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMap* map_c,
-                                           uint8_t* my_c, int half, int tid, int silu,
-                                           const tile_done& td, int raise_flag, Word word,
-                                           WordSilu word_silu, uint8_t* slot_c = nullptr) {
+__device__ __forceinline__ void
+store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int half, int tid,
+           int silu, const tile_done& td, int raise_flag, Word word, WordSilu word_silu,
+           uint8_t* slot_c = nullptr, unsigned long long* rec = nullptr) {
   using cfg = hopper_cfg<BN>;
   const int warp = tid / 32, lane = tid % 32;
   /* Fragment rows r_lo and r_lo + 8 (r_lo % 8 == lane / 4), column pairs 8i + 2(lane % 4).
@@ -199,7 +199,9 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
       /* The staging area is free once the previous TMA store has read it (TMA path) and the
        * other threads have read it back (16-byte store path): both ordered by this barrier. */
       if (tma && tid == 0) xs_bulk_wait_read_all();
+      if (rec) rec[8 + 2 * ps] = xs_clock64(); /* TRACE: the staging is free */
       xs_named_bar_sync(1 + half, 128);
+      if (rec) rec[9 + 2 * ps] = xs_clock64(); /* TRACE: the warpgroup is here */
     }
     uint8_t* const row_lo = row_lo0 + (buf - my_c);
     uint8_t* const row_hi = row_lo + 8 * 128;
@@ -239,6 +241,7 @@ __device__ __forceinline__ void store_tile(const xsg_params& p, const CUtensorMa
           if (out_row0 < p.M && col0 + 64 * j < p.n_out)
             xs_tma_store_3d(map_c, buf + j * 8192, col0 + 64 * j, out_row0, c_batch);
         xs_bulk_commit();
+        if (rec) rec[12 + ps] = xs_clock64(); /* TRACE: the pass's stores are issued */
       }
     } else {
       /* ---- 16-byte stores from staging: through the tile's destination map entry (hook),
@@ -647,7 +650,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         has_held = use_slot;
       } else if constexpr (!NO_EPI) {
         store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
-                                           word_d_silu);
+                                           word_d_silu, nullptr, rec);
       }
       if (TRACE && rec) rec[4] = xs_clock64();
     }
