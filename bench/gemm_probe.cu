@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   CK(cudaDeviceSynchronize());
   std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
-  for (int mode : {0, 5, 7}) {
+  for (int mode : {0, 5}) {
     CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
     ours(mode)();
     CK(cudaDeviceSynchronize());
@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
         num += d * d, den += want * want;
       }
     const double rel = std::sqrt(num / (den > 0 ? den : 1));
-    printf("# check v3 mode %d: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode, rel, bad);
+    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode ? "v3 traced" : "v3", rel,
+           bad);
     if (bad || !(rel < 2e-2)) {
       fprintf(stderr, "gemm_probe: v3 mode %d disagrees with cuBLAS\n", mode);
       return 1;
@@ -206,8 +207,7 @@ int main(int argc, char** argv) {
                          {"v3", ours(0), {}},
                          {"v3 traced", ours(5), {}},
                          {"v3 no epilogue", ours(4), {}},
-                         {"v3 no wgmma", ours(6), {}},
-                         {"v3 64-col passes", ours(7), {}}};
+                         {"v3 no wgmma", ours(6), {}}};
 
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

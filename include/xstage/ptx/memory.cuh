@@ -30,16 +30,14 @@ XS_DEV uint64_t xs_clock64(void) {
 }
 
 /* nanosleep.u32: suspend the warp for about ns nanoseconds (0..1e6). */
-XS_DEV void xs_nanosleep(uint32_t ns) {
-  asm volatile("nanosleep.u32 %0;" ::"r"(ns));
-}
+XS_DEV void xs_nanosleep(uint32_t ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
 
 /* ---- 16-byte stores (one per thread; dst must be 16-byte aligned) ---- */
 
 /* st.global.v4.b32: weak store. */
 XS_DEV void xs_st_v4(void* dst, uint4 v) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z),
-               "r"(v.w)
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
                : "memory");
 }
 
@@ -142,17 +140,11 @@ XS_DEV uint32_t xs_ld_acquire_gpu_u32(const uint32_t* p) {
 
 /* fence.acq_rel.sys: orders this thread's earlier and later memory operations at system scope
  * (a release fence before a relaxed flag store, an acquire fence after a relaxed flag load). */
-XS_DEV void xs_fence_acq_rel_sys(void) {
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
-}
+XS_DEV void xs_fence_acq_rel_sys(void) { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
 /* fence.acq_rel.gpu: the same at GPU scope. */
-XS_DEV void xs_fence_acq_rel_gpu(void) {
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");
-}
+XS_DEV void xs_fence_acq_rel_gpu(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 /* fence.sc.sys: sequentially consistent fence, system scope. */
-XS_DEV void xs_fence_sc_sys(void) {
-  asm volatile("fence.sc.sys;" ::: "memory");
-}
+XS_DEV void xs_fence_sc_sys(void) { asm volatile("fence.sc.sys;" ::: "memory"); }
 /* fence.proxy.async.shared::cta: makes generic-proxy writes to shared memory visible to the
  * async proxy (TMA / bulk copies / wgmma) — each writing thread, before the barrier. */
 XS_DEV void xs_fence_proxy_async_smem(void) {
@@ -178,22 +170,13 @@ XS_DEV void xs_bulk_store(void* dst, const void* smem_src, uint32_t bytes) {
                : "memory");
 }
 /* cp.async.bulk.commit_group: close the current group of bulk copies. */
-XS_DEV void xs_bulk_commit(void) {
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
+XS_DEV void xs_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 /* cp.async.bulk.wait_group.read 0: all committed groups have finished READING shared memory
  * (the source may be reused; the writes may not be visible yet). */
 XS_DEV void xs_bulk_wait_read_all(void) {
   asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
-/* cp.async.bulk.wait_group.read N: all but the N most recent committed groups have finished
- * reading shared memory (groups complete in commit order). */
-template <int N> XS_DEV void xs_bulk_wait_read(void) {
-  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
 /* cp.async.bulk.wait_group 0: all committed groups are complete (writes performed). */
-XS_DEV void xs_bulk_wait_all(void) {
-  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
-}
+XS_DEV void xs_bulk_wait_all(void) { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 #endif

@@ -45,7 +45,6 @@ typedef struct xsg_params {
  *   4  no epilogue (nothing stored: what the tiles' stores cost)
  *   5  v3 with a per-tile trace of SM clock stamps into xsg_probe.trace (correct output)
  *   6  no wgmma (the loads, waits and epilogue alone: what the data movement costs)
- *   7  v3 with its TMA epilogue in four double-buffered passes of 64 columns (correct output)
  * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
  *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at

@@ -285,62 +285,6 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
   }
 }
 
-/* The TMA epilogue in passes of 64 columns through the two 8 KB halves of the warpgroup's staging
- * (tuning round 10; BN = 256 without SiLU*mul, STORE_LOCAL): pass ps stages into half ps % 2 once
- * the TMA store of pass ps - 2 (or of the previous tile) has read it, so each wait overlaps the
- * previous pass's staging. Two passes of 128 columns wait for the whole first store: 0.56 us of
- * v3's 1.9 us epilogue per tile on the H200 (bench/gemm_probe.cu trace). */
-template <int BN, class Word>
-__device__ __forceinline__ void
-store_tile_halves(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int half, int tid,
-                  const tile_done& td, Word word, unsigned long long* rec) {
-  using cfg = hopper_cfg<BN>;
-  static_assert(cfg::STAGE_COLS == 128 && BN % 64 == 0, "two 64-column halves of staging");
-  const int warp = tid / 32, lane = tid % 32;
-  const int r_lo = warp * 16 + lane / 4; /* fragment rows r_lo, r_lo + 8 (as store_tile) */
-  const int x = r_lo & 7;
-  uint8_t* const row_lo0 = my_c + r_lo * 128 + 4 * (lane % 4);
-  const int out_row0 = td.row0 + 64 * half;
-  const int c_batch = p.layout == XS_GEMM_GROUPED_MASKED ? td.expert : 0;
-#pragma unroll
-  for (int ps = 0; ps < BN / 64; ps++) {
-    /* Half ps % 2 was last read by the store two passes back: at most the newest group (the
-     * previous pass's) may still be reading. */
-    if (tid == 0) xs_bulk_wait_read<1>();
-    if (rec && ps < 2) rec[8 + 2 * ps] = xs_clock64();
-    xs_named_bar_sync(1 + half, 128);
-    if (rec && ps < 2) rec[9 + 2 * ps] = xs_clock64();
-    uint8_t* const row_lo = row_lo0 + (ps & 1) * 8192;
-    uint8_t* const row_hi = row_lo + 8 * 128;
-#pragma unroll
-    for (int il = 0; il < 8; il++) {
-      const int off = (il ^ x) << 4;
-      *(uint32_t*)(row_lo + off) = word(8 * ps + il, 0);
-      *(uint32_t*)(row_hi + off) = word(8 * ps + il, 1);
-    }
-    xs_fence_proxy_async_smem();
-    xs_named_bar_sync(1 + half, 128);
-    if (tid == 0) {
-      const int col0 = td.nb * BN + 64 * ps;
-      if (out_row0 < p.M && col0 < p.n_out)
-        xs_tma_store_3d(map_c, my_c + (ps & 1) * 8192, col0, out_row0, c_batch);
-      xs_bulk_commit();
-      if (rec && ps < 2) rec[12 + ps] = xs_clock64();
-    }
-  }
-  if (p.epi.tile_flags) {
-    if (tid == 0) {
-      xs_bulk_wait_all();            /* the tile's bytes are written ... */
-      xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
-    }
-    xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
-    if (threadIdx.x == 128) {
-      xs_fence_acq_rel_sys();
-      xs_red_add_release_sys_u32(&p.epi.tile_flags[td.index], 1);
-    }
-  }
-}
-
 /* v12's epilogue: straight from the accumulators to global memory, no staging, no barrier (but
  * the flag's). Per pair of 8-column groups (i, i + 1) the four lanes of a quad (lane = 4g + q) hold
  * 4 x 4 words: word c of lane q is columns 8i' + 2q, +1 of row r_c (c = 0: row g, group i; 1: row
@@ -704,12 +648,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                            use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr);
         held = prev_s;
         has_held = use_slot;
-      } else if constexpr (MODE == 7) {
-        if (!silu && p.epi.store == XS_GEMM_STORE_LOCAL)
-          store_tile_halves<BN>(p, &map_c, my_c, half, tid, done, word_d, rec);
-        else
-          store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
-                                             word_d_silu);
       } else if constexpr (!NO_EPI) {
         store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
                                            word_d_silu, nullptr, rec);
@@ -769,7 +707,6 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUten
            : mode == 4 ? launch<256, 4>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 5 ? launch<256, 5>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 6 ? launch<256, 6>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 7 ? launch<256, 7>(p, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);
