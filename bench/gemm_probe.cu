@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   CK(cudaDeviceSynchronize());
   std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
-  for (int mode : {0, 5}) {
+  for (int mode : {0, 5, 1, 8, 3}) {
     CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
     ours(mode)();
     CK(cudaDeviceSynchronize());
@@ -194,8 +194,7 @@ int main(int argc, char** argv) {
         num += d * d, den += want * want;
       }
     const double rel = std::sqrt(num / (den > 0 ? den : 1));
-    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode ? "v3 traced" : "v3", rel,
-           bad);
+    printf("# check v3 mode %d: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode, rel, bad);
     if (bad || !(rel < 2e-2)) {
       fprintf(stderr, "gemm_probe: v3 mode %d disagrees with cuBLAS\n", mode);
       return 1;
@@ -207,7 +206,10 @@ int main(int argc, char** argv) {
                          {"v3", ours(0), {}},
                          {"v3 traced", ours(5), {}},
                          {"v3 no epilogue", ours(4), {}},
-                         {"v3 no wgmma", ours(6), {}}};
+                         {"v3 no wgmma", ours(6), {}},
+                         {"v11 (mode 1)", ours(1), {}},
+                         {"v11 traced", ours(8), {}},
+                         {"v13 (mode 3)", ours(3), {}}};
 
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -249,102 +251,107 @@ int main(int argc, char** argv) {
     printf("  %-28s %9.4f %9.1f %8.3f\n", r.name.c_str(), ms, flops / ms / 1e9, median(ratio));
   }
 
-  /* ---- one traced launch, read back ---- */
-  CK(cudaMemset(trace, 0, stride * sms * 8));
-  ours(5)();
-  CK(cudaDeviceSynchronize());
-  std::vector<unsigned long long> tr(stride * sms);
-  CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
-  const int kb = (K + 63) / 64;
-  /* Per-tile means in ns (SM clock stamps over the CTA's measured clock): */
-  enum {
-    LOOP,
-    SCHED,
-    WAIT0,
-    MAIN,
-    EPI,
-    P_SLOT,
-    P_LAT,
-    P_LEAD,
-    E0_FREE,
-    E0_BAR,
-    E0_ISSUE,
-    E1_FREE,
-    E1_BAR,
-    E1_ISSUE,
-    E_TAIL,
-    NSTAT
-  };
-  static const char* what[NSTAT] = {
-      "epilogue end -> loop top (previous tile)",
-      "coordinates computed (consumer)",
-      "first k-block's full wait",
-      "main loop",
-      "epilogue",
-      "producer: coordinates -> k-block 0 issued",
-      "producer: k-block 0 issued -> consumer has it",
-      "producer: k-block 0 issued, after the previous main loop's end",
-      "epilogue pass 0: main loop end -> staging free",
-      "epilogue pass 0: -> warpgroup at the barrier",
-      "epilogue pass 0: -> staged, fenced, TMA stores issued",
-      "epilogue pass 1: -> staging free (pass 0's stores read)",
-      "epilogue pass 1: -> warpgroup at the barrier",
-      "epilogue pass 1: -> staged, fenced, TMA stores issued",
-      "epilogue: last pass issued -> epilogue end"};
-  double sum[NSTAT] = {0};
-  long num[NSTAT] = {0};
-  double mhz_sum = 0;
-  unsigned long long g0 = ~0ull, g1 = 0;
-  std::vector<double> ends;
-  auto add = [&](int i, double ns) { sum[i] += ns, num[i]++; };
-  for (int c = 0; c < sms; c++) {
-    const unsigned long long* t = &tr[c * stride];
-    if (!t[3] || t[3] <= t[1]) continue;
-    const double cpn = (double)(t[2] - t[0]) / (double)(t[3] - t[1]); /* cycles per ns */
-    mhz_sum += cpn * 1e3;
-    g0 = std::min(g0, t[1]), g1 = std::max(g1, t[3]);
-    ends.push_back((double)t[3]);
-    auto d = [&](unsigned long long x, unsigned long long y) {
-      return ((double)x - (double)y) / cpn;
+  /* ---- one traced launch of a mode, read back ---- */
+  auto analyze = [&](int mode, const char* what_mode) -> int {
+    CK(cudaMemset(trace, 0, stride * sms * 8));
+    ours(mode)();
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> tr(stride * sms);
+    CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+    const int kb = (K + 63) / 64;
+    /* Per-tile means in ns (SM clock stamps over the CTA's measured clock): */
+    enum {
+      LOOP,
+      SCHED,
+      WAIT0,
+      MAIN,
+      EPI,
+      P_SLOT,
+      P_LAT,
+      P_LEAD,
+      E0_FREE,
+      E0_BAR,
+      E0_ISSUE,
+      E1_FREE,
+      E1_BAR,
+      E1_ISSUE,
+      E_TAIL,
+      NSTAT
     };
-    for (int w = 0; w < 2; w++)
-      for (int j = 0; j < cap; j++) {
-        const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
-        if (!r[1]) break;
-        const unsigned long long* rp = j ? r - 2 * XSG_TRACE_REC : nullptr;
-        if (rp) add(LOOP, d(r[5], rp[4]));
-        add(SCHED, d(r[1], r[5])), add(WAIT0, d(r[2], r[1])), add(MAIN, d(r[3], r[2]));
-        add(EPI, d(r[4], r[3]));
-        if (r[8] && r[9] && r[12]) {
-          add(E0_FREE, d(r[8], r[3])), add(E0_BAR, d(r[9], r[8])), add(E0_ISSUE, d(r[12], r[9]));
-          if (r[10] && r[11] && r[13]) {
-            add(E1_FREE, d(r[10], r[12])), add(E1_BAR, d(r[11], r[10]));
-            add(E1_ISSUE, d(r[13], r[11])), add(E_TAIL, d(r[4], r[13]));
-          } else {
-            add(E_TAIL, d(r[4], r[12]));
+    static const char* what[NSTAT] = {
+        "epilogue end -> loop top (previous tile)",
+        "coordinates computed (consumer)",
+        "first k-block's full wait",
+        "main loop",
+        "epilogue",
+        "producer: coordinates -> k-block 0 issued",
+        "producer: k-block 0 issued -> consumer has it",
+        "producer: k-block 0 issued, after the previous main loop's end",
+        "epilogue pass 0: main loop end -> staging free",
+        "epilogue pass 0: -> warpgroup at the barrier",
+        "epilogue pass 0: -> staged, fenced, TMA stores issued",
+        "epilogue pass 1: -> staging free (pass 0's stores read)",
+        "epilogue pass 1: -> warpgroup at the barrier",
+        "epilogue pass 1: -> staged, fenced, TMA stores issued",
+        "epilogue: last pass issued -> epilogue end"};
+    double sum[NSTAT] = {0};
+    long num[NSTAT] = {0};
+    double mhz_sum = 0;
+    unsigned long long g0 = ~0ull, g1 = 0;
+    std::vector<double> ends;
+    auto add = [&](int i, double ns) { sum[i] += ns, num[i]++; };
+    for (int c = 0; c < sms; c++) {
+      const unsigned long long* t = &tr[c * stride];
+      if (!t[3] || t[3] <= t[1]) continue;
+      const double cpn = (double)(t[2] - t[0]) / (double)(t[3] - t[1]); /* cycles per ns */
+      mhz_sum += cpn * 1e3;
+      g0 = std::min(g0, t[1]), g1 = std::max(g1, t[3]);
+      ends.push_back((double)t[3]);
+      auto d = [&](unsigned long long x, unsigned long long y) {
+        return ((double)x - (double)y) / cpn;
+      };
+      for (int w = 0; w < 2; w++)
+        for (int j = 0; j < cap; j++) {
+          const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
+          if (!r[1]) break;
+          const unsigned long long* rp = j ? r - 2 * XSG_TRACE_REC : nullptr;
+          if (rp) add(LOOP, d(r[5], rp[4]));
+          add(SCHED, d(r[1], r[5])), add(WAIT0, d(r[2], r[1])), add(MAIN, d(r[3], r[2]));
+          add(EPI, d(r[4], r[3]));
+          if (r[8] && r[9] && r[12]) {
+            add(E0_FREE, d(r[8], r[3])), add(E0_BAR, d(r[9], r[8])), add(E0_ISSUE, d(r[12], r[9]));
+            if (r[10] && r[11] && r[13]) {
+              add(E1_FREE, d(r[10], r[12])), add(E1_BAR, d(r[11], r[10]));
+              add(E1_ISSUE, d(r[13], r[11])), add(E_TAIL, d(r[4], r[13]));
+            } else {
+              add(E_TAIL, d(r[4], r[12]));
+            }
+          }
+          if (w == 0 && r[7]) {
+            add(P_SLOT, d(r[7], r[6])), add(P_LAT, d(r[2], r[7]));
+            if (rp) add(P_LEAD, d(r[7], rp[3]));
           }
         }
-        if (w == 0 && r[7]) {
-          add(P_SLOT, d(r[7], r[6])), add(P_LAT, d(r[2], r[7]));
-          if (rp) add(P_LEAD, d(r[7], rp[3]));
-        }
-      }
-  }
-  const int ctas = (int)ends.size();
-  if (!ctas || !num[MAIN]) {
-    fprintf(stderr, "gemm_probe: the trace is empty\n");
-    return 1;
-  }
-  std::sort(ends.begin(), ends.end());
-  printf("# trace of one launch: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
-         ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
-  printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
-  for (int i = 0; i < NSTAT; i++)
-    printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);
-  printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / num[MAIN] / 1e3 / kb);
-  printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
-         (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
-  printf("  main-loop share of the CTAs' summed spans: %.3f\n",
-         sum[MAIN] / 2 / ((double)(g1 - g0) * ctas));
+    }
+    const int ctas = (int)ends.size();
+    if (!ctas || !num[MAIN]) {
+      fprintf(stderr, "gemm_probe: the trace of %s is empty\n", what_mode);
+      return 1;
+    }
+    std::sort(ends.begin(), ends.end());
+    printf(
+        "# trace of one launch of %s: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
+        what_mode, ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
+    printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
+    for (int i = 0; i < NSTAT; i++)
+      printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);
+    printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / num[MAIN] / 1e3 / kb);
+    printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
+           (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
+    printf("  main-loop share of the CTAs' summed spans: %.3f\n",
+           sum[MAIN] / 2 / ((double)(g1 - g0) * ctas));
+    return 0;
+  };
+  if (analyze(5, "v3") || analyze(8, "v11")) return 1;
   return 0;
 }

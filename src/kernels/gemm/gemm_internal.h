@@ -42,9 +42,11 @@ typedef struct xsg_params {
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
  * xsg_probe.v3_mode is nonzero, an XS_GEMM_V3 launch runs that kernel mode instead of v3's 0:
+ *   1, 2, 3  v11's, v12's, v13's kernel
  *   4  no epilogue (nothing stored: what the tiles' stores cost)
  *   5  v3 with a per-tile trace of SM clock stamps into xsg_probe.trace (correct output)
  *   6  no wgmma (the loads, waits and epilogue alone: what the data movement costs)
+ *   8  v11 (mode 1) with mode 5's trace (no per-pass epilogue stamps)
  * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
  *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at

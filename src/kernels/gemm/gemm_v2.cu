@@ -381,9 +381,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                        const __grid_constant__ CUtensorMap map_c,
                        const __grid_constant__ xsg_params p) {
   using cfg = hopper_cfg<BN>;
-  constexpr bool DEFER = MODE == 1;
+  constexpr bool DEFER = MODE == 1 || MODE == 8;
   /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma. */
-  constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5, NO_MMA = MODE == 6;
+  constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 8, NO_MMA = MODE == 6;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
@@ -707,6 +707,7 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUten
            : mode == 4 ? launch<256, 4>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 5 ? launch<256, 5>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 6 ? launch<256, 6>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 8 ? launch<256, 8>(p, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);
