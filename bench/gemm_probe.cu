@@ -27,6 +27,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/gemm/gemm_internal.h"
@@ -170,14 +171,29 @@ int main(int argc, char** argv) {
     };
   };
 
+  /* Another version as the library runs it (no probe mode). */
+  auto version = [&](xs_gemm_version v) {
+    return [&, v]() {
+      xs_gemm_args av = a;
+      av.version = v;
+      if (xs_gemm_run(&av, epi, sched, NULL) != XS_OK) {
+        fprintf(stderr, "gemm_probe: v%d: %s\n", (int)v, xs_last_error());
+        exit(1);
+      }
+    };
+  };
+
   /* ---- correctness of v3 and v3 traced against cuBLAS (outputs poisoned first) ---- */
   cublas();
   CK(cudaDeviceSynchronize());
   std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
-  for (int mode : {0, 5, 1, 8, 3}) {
+  const std::vector<std::pair<std::string, std::function<void()>>> checked = {
+      {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
+      {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)}};
+  for (const auto& chk : checked) {
     CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
-    ours(mode)();
+    chk.second();
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
     double num = 0, den = 0;
@@ -194,9 +210,9 @@ int main(int argc, char** argv) {
         num += d * d, den += want * want;
       }
     const double rel = std::sqrt(num / (den > 0 ? den : 1));
-    printf("# check v3 mode %d: rel_err %.2e vs cuBLAS, %zu non-finite\n", mode, rel, bad);
+    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", chk.first.c_str(), rel, bad);
     if (bad || !(rel < 2e-2)) {
-      fprintf(stderr, "gemm_probe: v3 mode %d disagrees with cuBLAS\n", mode);
+      fprintf(stderr, "gemm_probe: %s disagrees with cuBLAS\n", chk.first.c_str());
       return 1;
     }
   }
@@ -209,7 +225,8 @@ int main(int argc, char** argv) {
                          {"v3 no wgmma", ours(6), {}},
                          {"v11 (mode 1)", ours(1), {}},
                          {"v11 traced", ours(8), {}},
-                         {"v13 (mode 3)", ours(3), {}}};
+                         {"v13 (mode 3)", ours(3), {}},
+                         {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
 
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

@@ -52,9 +52,9 @@ struct v8_cfg {
   static constexpr int CLUSTER = 2;
   static constexpr int CONSUMERS = 2;
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
-  /* NOTE: v3's budgets: 128 fp32 accumulators per consumer thread fit 232 registers. */
-  static constexpr int PRODUCER_REGS = 40;
-  static constexpr int CONSUMER_REGS = 232;
+  /* NOTE: v3's budgets (gemm_v2.cu): the producer holds the current and the next pair. */
+  static constexpr int PRODUCER_REGS = 48;
+  static constexpr int CONSUMER_REGS = 224;
   static constexpr int A_BYTES = BM * BK * 2;            /* 16 KB, this CTA's own rows */
   static constexpr int B_HALF_BYTES = (BN / 2) * BK * 2; /* 16 KB, one CTA's share of B */
   static constexpr int B_BYTES = CLUSTER * B_HALF_BYTES; /* 32 KB, in every CTA's slot */
@@ -69,8 +69,10 @@ struct v8_cfg {
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
   /* Compacted pair walk (MASKED, CONTIG): pair prefix over at most MAX_EXPERTS experts. */
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
-  static constexpr int SMEM =
-      1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES + BAR_BYTES + TABLE_BYTES;
+  /* The producer's pair entries (struct v8_info), one per ring slot (tuning round 10). */
+  static constexpr int INFO_BYTES = 32 * STAGES;
+  static constexpr int SMEM = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES +
+                              BAR_BYTES + TABLE_BYTES + INFO_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(A_BYTES % 1024 == 0 && B_HALF_BYTES % 1024 == 0,
                 "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned in every slot");
@@ -125,6 +127,29 @@ __device__ __forceinline__ int v8_pair(const xsg_params& p, const int32_t* table
   return mine ? 1 : 2;
 }
 
+/* A pair of the schedule as the producer hands it to its consumers (as gemm_v2.cu's tile_info,
+ * tuning round 10): one entry per ring slot, the slot of the pair's first k-block, written before
+ * that round's arrive.expect_tx and read after its full wait. work: v8_pair's answer (1: this
+ * CTA's tile has work, 2: this CTA is the idle member), 0: the schedule has ended. */
+struct v8_info {
+  int work;
+  v8_tile t;
+};
+
+/* The next pair with work at pair position k or later (k moves past it): v8_pair's answer, 0
+ * when none is left. Both CTAs of a cluster get the same sequence of positions. */
+__device__ __forceinline__ int v8_next(const xsg_params& p, const int32_t* table, int positions,
+                                       int clusters, int rank, int& k, v8_tile* t) {
+  for (; k < positions; k += clusters) {
+    const int work = v8_pair(p, table, k, rank, t);
+    if (work) {
+      k += clusters;
+      return work;
+    }
+  }
+  return 0;
+}
+
 /* mbarrier.arrive.release.cta.shared::cluster.b64 _, [addr]: one arrival on the barrier at
  * shared::cluster address `addr` (from xs_mapa_u32: this CTA's or the partner's), with release
  * semantics at CTA scope, the PTX default (CUTLASS's ClusterBarrier::arrive(cta_id) emits the
@@ -166,7 +191,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
   uint8_t* stage_c = smem + cfg::STAGES * cfg::STAGE_BYTES; /* C staging, 2 x BM/2 rows */
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);
   uint64_t* empty = full + cfg::STAGES;
-  int32_t* table = (int32_t*)(empty + cfg::STAGES); /* p.compact: the pair prefix */
+  int32_t* table = (int32_t*)(empty + cfg::STAGES);               /* p.compact: the pair prefix */
+  v8_info* info = (v8_info*)((uint8_t*)table + cfg::TABLE_BYTES); /* one per ring slot */
+  static_assert(sizeof(v8_info) <= 32, "pair entries");
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -212,10 +239,10 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
       const int rank = (int)xs_cluster_ctarank();
       int s = 0;
       uint32_t phase = 0;
-      for (int k = cluster; k < positions; k += clusters) {
-        v8_tile t;
-        const int work = v8_pair(p, table, k, rank, &t);
-        if (!work) continue;
+      int k = cluster;
+      v8_tile t = {0, 0, 0, 0, 0};
+      int work = v8_next(p, table, positions, clusters, rank, k, &t);
+      while (work) {
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? t.expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : t.expert;
         /* B rows of the two halves: [n0, n0 + 128) and the next 128, or with SiLU the gate rows
@@ -232,6 +259,8 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
         /* NOTE: full box bytes: TMA counts the zero-filled out-of-bounds part of a box too. This
          * CTA receives its A tile (when its tile has work) and both B halves. */
         const uint32_t bytes = (work == 1 ? cfg::A_BYTES : 0) + cfg::B_BYTES;
+        v8_tile nt = {0, 0, 0, 0, 0};
+        int next_work = 0;
         for (int kb = 0; kb < k_blocks; kb++) {
           /* Released by both CTAs' consumers: this producer's multicast writes into both.
            * NOTE: CTA-scope acquire (as CUTLASS's cluster pipelines): a wait with
@@ -240,15 +269,33 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
+          if (kb == 0) info[s] = {work, t}; /* released by the arrive below */
           xs_mbar_arrive_expect_tx(&full[s], bytes);
           if (work == 1) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.row0, a_batch);
           xs_tma_load_3d_multicast(sb + rank * cfg::B_HALF_BYTES, &map_b, &full[s], kb * cfg::BK,
                                    b_row, b_batch, cfg::CTA_MASK);
+          /* The next pair is found while this one's k-blocks stream (tuning round 10). */
+          if (kb == 0) next_work = v8_next(p, table, positions, clusters, rank, k, &nt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
           }
         }
+        t = nt;
+        work = next_work;
+      }
+      /* The end of the schedule: one more round whose entry says so. It still carries both B
+       * halves (any rows: nobody reads them), so that, like every round, each CTA's full barrier
+       * waits for both producers (the protocol above). */
+      xsg_wait_timed(&empty[s], phase ^ 1);
+      info[s].work = 0;
+      xs_mbar_arrive_expect_tx(&full[s], cfg::B_BYTES);
+      xs_tma_load_3d_multicast(ring + s * cfg::STAGE_BYTES + cfg::A_BYTES +
+                                   rank * cfg::B_HALF_BYTES,
+                               &map_b, &full[s], 0, 0, 0, cfg::CTA_MASK);
+      if (++s == cfg::STAGES) {
+        s = 0;
+        phase ^= 1;
       }
       /* both CTAs' consumers arrive on these barriers: the drain covers the partner too */
       xsg_drain_ring(empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
@@ -268,15 +315,20 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
     for (int i = 0; i < BN / 2; i++)
       d[i] = 0.0f;
 
-    for (int k = cluster; k < positions; k += clusters) {
-      v8_tile t;
-      const int work = v8_pair(p, table, k, (int)xs_cluster_ctarank(), &t);
-      if (!work) continue;
+    for (;;) {
+      /* The pair's first round: its slot's entry says what this CTA does (or that none is left). */
+      xs_mbar_wait(&full[s], phase);
+      const int work = info[s].work;
+      const v8_tile t = info[s].t;
+      if (!work) {
+        if (lane == 0) v8_release(&empty[s]);
+        break;
+      }
       if (work == 2) {
         /* ---- idle member: the pair's rounds without wgmma. Each slot is released only once
          * its bytes have landed (the partner's multicast writes into it). */
         for (int kb = 0; kb < k_blocks; kb++) {
-          xs_mbar_wait(&full[s], phase);
+          if (kb > 0) xs_mbar_wait(&full[s], phase);
           if (lane == 0) v8_release(&empty[s]);
           if (++s == cfg::STAGES) {
             s = 0;
@@ -289,7 +341,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;
       for (int kb = 0; kb < k_blocks; kb++) {
-        xs_mbar_wait(&full[s], phase);
+        if (kb > 0) xs_mbar_wait(&full[s], phase);
         const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
         const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
         const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
