@@ -76,7 +76,7 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
                     summary_line* s) {
   xsg_bench_row rows[MAX_ROWS];
   int n = 0;
-  char detail[256];
+  char detail[512];
   xs_result res = xsg_bench_run(rows, MAX_ROWS, &n, detail, sizeof detail, c);
   print_case(title, detail, rows, n, json, first_json);
   memset(s, 0, sizeof *s);

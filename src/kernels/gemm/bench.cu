@@ -121,6 +121,43 @@ double median_ratio(const timed_fn& a, const timed_fn& b) {
   return median(r);
 }
 
+/* Two rows head to head: one batch of a, one of b, back to back, the order flipped every round
+ * (neither always runs after the other, nor after the same third row). Median over `rounds`
+ * rounds of t_a / t_b. NOTE: the interleaved rounds put ~20 rows between the baseline's batch
+ * and a row's, so a clock that moves within a round (the H200 runs power-capped) enters their
+ * ratio; here only two batches of ~2 ms each do. Uses the batch sizes interleave() chose. */
+xs_result head_to_head(const timed_fn& a, const timed_fn& b, int rounds, double* ratio) {
+  *ratio = NAN;
+  std::vector<cudaEvent_t> ev((size_t)3 * rounds, (cudaEvent_t)NULL);
+  xs_result res = XS_OK;
+  for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
+    res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
+  for (int r = 0; res == XS_OK && r < rounds; r++) {
+    const timed_fn* f[2] = {r % 2 ? &b : &a, r % 2 ? &a : &b};
+    res = cuda_ok(cudaEventRecord(ev[3 * r]), "event");
+    for (int j = 0; res == XS_OK && j < 2; j++) {
+      for (int k = 0; res == XS_OK && k < f[j]->batch; k++)
+        res = f[j]->fn();
+      if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[3 * r + 1 + j]), "event");
+    }
+  }
+  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "head-to-head rounds");
+  std::vector<double> q;
+  for (int r = 0; res == XS_OK && r < rounds; r++) {
+    float t0 = 0, t1 = 0;
+    cudaEventElapsedTime(&t0, ev[3 * r], ev[3 * r + 1]);
+    cudaEventElapsedTime(&t1, ev[3 * r + 1], ev[3 * r + 2]);
+    const double first = t0 / (r % 2 ? b.batch : a.batch),
+                 second = t1 / (r % 2 ? a.batch : b.batch);
+    const double ta = r % 2 ? second : first, tb = r % 2 ? first : second;
+    if (tb > 0) q.push_back(ta / tb);
+  }
+  for (cudaEvent_t e : ev)
+    if (e) cudaEventDestroy(e);
+  if (res == XS_OK) *ratio = median(q);
+  return res;
+}
+
 /* Time every fn of `fns` interleaved over `rounds` rounds (see the file comment). Fills each
  * fn's per-round times. `drift` (%): the baseline's (fns[0]) median time over the last three
  * rounds against the first three: how far the clock moved while the rows were timed. */
@@ -698,6 +735,22 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
       snprintf(detail + at, dl - at,
                "\n#   vs strided batched: contig auto %.3f, masked auto %.3f, best %.3f (%s)",
                r_contig, r_masked, median_ratio(fns[2], fns[best]), fns[best].row->name);
+    /* The same comparison head to head (alternating order, only the two rows): AUTO per layout
+     * and the best row of the interleaved rounds. */
+    double h[3] = {NAN, NAN, NAN};
+    const xsg_bench_row* who[3] = {contig_auto, masked_auto, fns[best].row};
+    for (int w = 0; w < 3 && res == XS_OK; w++)
+      for (size_t i = first_ours; i < fns.size(); i++)
+        if (fns[i].row == who[w]) {
+          res = head_to_head(fns[2], fns[i], 2 * rounds_of(b), &h[w]);
+          break;
+        }
+    at = strlen(detail);
+    if (res == XS_OK && at < dl && fns.size() > first_ours)
+      snprintf(detail + at, dl - at,
+               "\n#   head to head (alternating, %d rounds): contig auto %.3f, masked auto %.3f, "
+               "%s %.3f",
+               2 * rounds_of(b), h[0], h[1], fns[best].row->name, h[2]);
   }
   free(counts);
   free(offsets);
