@@ -265,4 +265,78 @@ XSG_HD int xsg_v8_ctas(int max_ctas, int max_clusters, int positions) {
   return 2 * clusters;
 }
 
+/* ---- Stream-K tail (v2-v6, tuning round 10) ----
+ * A persistent launch of C CTAs over P tiles of KB k-blocks runs P / C full waves; the last
+ * P % C tiles would leave the other CTAs idle for a whole tile. Instead the tail's k-blocks
+ * ("units", tile j's units j*KB .. j*KB + KB - 1) are shared out in `groups` contiguous runs of
+ * equal length (CTA g: units [start(g), start(g + 1))). A run covers at most two pieces: the end
+ * of one tile (a "contributor": its fp32 partial goes to a workspace) and the start of the next
+ * (its "owner": it waits for the other CTAs' partials of that tile, adds them, and stores the
+ * tile). groups >= tail keeps every run at most one tile long. groups = 0: no split (the tail
+ * tiles run whole), chosen when the last wave saves fewer than max(2, KB / 16) k-blocks. */
+typedef struct xsg_sk {
+  int dp;     /* schedule positions run whole: 0 .. dp - 1 (every position when groups = 0) */
+  int tail;   /* positions split: dp .. dp + tail - 1 */
+  int groups; /* CTAs 0 .. groups - 1 share the tail's units; 0: no split */
+  int kb;     /* k-blocks per tile */
+  int units;  /* tail * kb */
+} xsg_sk;
+
+/* min_units: the shortest run worth a CTA (fewer CTAs share a small tail). */
+XSG_HD xsg_sk xsg_sk_plan(int positions, int ctas, int kb, int min_units) {
+  xsg_sk s;
+  s.kb = kb;
+  s.tail = ctas > 0 ? positions % ctas : 0;
+  s.units = s.tail * kb;
+  s.dp = positions;
+  s.groups = 0;
+  if (s.tail == 0 || kb < 2 || min_units < 1) return s;
+  int g = s.units / min_units;
+  if (g < s.tail) g = s.tail;
+  if (g > ctas) g = ctas;
+  const int run = xsg_cdiv(s.units, g); /* the longest run, in k-blocks */
+  const int want = kb / 16 > 2 ? kb / 16 : 2;
+  if (kb - run < want) return s; /* not worth the partials */
+  s.groups = g;
+  s.dp = positions - s.tail;
+  return s;
+}
+
+/* First unit of CTA g's run (g = groups: the end). */
+XSG_HD int xsg_sk_start(const xsg_sk* s, int g) {
+  return (int)((int64_t)g * s->units / s->groups);
+}
+
+/* The CTA whose run holds unit u (0 <= u < units). */
+XSG_HD int xsg_sk_cta(const xsg_sk* s, int u) {
+  int g = (int)((int64_t)u * s->groups / s->units);
+  while (g + 1 < s->groups && xsg_sk_start(s, g + 1) <= u)
+    g++;
+  while (g > 0 && xsg_sk_start(s, g) > u)
+    g--;
+  return g;
+}
+
+/* Piece i (0 or 1) of CTA g's run: tail tile *j with k-blocks [*lo, *hi); *role 0: the whole
+ * tile, -1: a contributor (its partial goes to workspace slot g), n >= 1: the owner, waiting for
+ * the partials of CTAs g + 1 .. g + n. Returns 0 when the run has no piece i. */
+XSG_HD int xsg_sk_piece(const xsg_sk* s, int g, int i, int* j, int* lo, int* hi, int* role) {
+  if (g >= s->groups) return 0;
+  const int u0 = xsg_sk_start(s, g), u1 = xsg_sk_start(s, g + 1);
+  if (u0 >= u1) return 0;
+  const int j0 = u0 / s->kb, j1 = (u1 - 1) / s->kb; /* first and last tile touched */
+  if (j0 + i > j1) return 0;
+  *j = j0 + i;
+  const int t0 = *j * s->kb, t1 = t0 + s->kb; /* the tile's units */
+  *lo = (u0 > t0 ? u0 : t0) - t0;
+  *hi = (u1 < t1 ? u1 : t1) - t0;
+  if (*lo > 0)
+    *role = -1;
+  else if (*hi == s->kb)
+    *role = 0;
+  else
+    *role = xsg_sk_cta(s, t1 - 1) - g;
+  return 1;
+}
+
 #endif
