@@ -171,12 +171,6 @@ int main(int argc, char** argv) {
     };
   };
 
-  /* v3 without the stream-K tail. */
-  auto no_sk = [&]() {
-    xsg_probe.sk_off = 1;
-    ours(0)();
-    xsg_probe.sk_off = 0;
-  };
   /* Another version as the library runs it (no probe mode). */
   auto version = [&](xs_gemm_version v) {
     return [&, v]() {
@@ -195,13 +189,8 @@ int main(int argc, char** argv) {
   std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
   const std::vector<std::pair<std::string, std::function<void()>>> checked = {
-      {"v3", ours(0)},
-      {"v3 no stream-K", no_sk},
-      {"v3 traced", ours(5)},
-      {"v11", ours(1)},
-      {"v11 traced", ours(8)},
-      {"v13", ours(3)},
-      {"v8", version(XS_GEMM_V8)}};
+      {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
+      {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)}};
   for (const auto& chk : checked) {
     CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
     chk.second();
@@ -229,12 +218,15 @@ int main(int argc, char** argv) {
   }
 
   /* ---- interleaved timing ---- */
-  std::vector<row> rs = {
-      {"cublas strided batched", cublas, {}}, {"v3", ours(0), {}},
-      {"v3 no stream-K tail", no_sk, {}},     {"v3 traced", ours(5), {}},
-      {"v3 no epilogue", ours(4), {}},        {"v3 no wgmma", ours(6), {}},
-      {"v11 (mode 1)", ours(1), {}},          {"v11 traced", ours(8), {}},
-      {"v13 (mode 3)", ours(3), {}},          {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
+  std::vector<row> rs = {{"cublas strided batched", cublas, {}},
+                         {"v3", ours(0), {}},
+                         {"v3 traced", ours(5), {}},
+                         {"v3 no epilogue", ours(4), {}},
+                         {"v3 no wgmma", ours(6), {}},
+                         {"v11 (mode 1)", ours(1), {}},
+                         {"v11 traced", ours(8), {}},
+                         {"v13 (mode 3)", ours(3), {}},
+                         {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
 
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));

@@ -38,41 +38,6 @@ xs_result query_device(device_info* out) {
   return XS_OK;
 }
 
-/* Stream-K workspaces (gemm_internal.h sk_ws, sk_flags), one per stream that has launched a
- * split tail, so that launches on different streams never share one (launches on one stream are
- * ordered). Each holds 128 KB of fp32 partials and a flag per SM; allocated on first use, never
- * freed (process lifetime). When the table is full or an allocation fails the tail is not split.
- * NOTE: like device_info, this assumes the process keeps one current device. */
-struct sk_workspace {
-  cudaStream_t stream;
-  float* ws;
-  uint32_t* flags;
-};
-constexpr int SK_STREAMS = 8;
-sk_workspace g_sk[SK_STREAMS];
-int g_sk_used = 0;
-
-int sk_workspace_for(cudaStream_t stream, int sms, float** ws, uint32_t** flags) {
-  for (int i = 0; i < g_sk_used; i++)
-    if (g_sk[i].stream == stream) {
-      *ws = g_sk[i].ws, *flags = g_sk[i].flags;
-      return 1;
-    }
-  if (g_sk_used == SK_STREAMS) return 0;
-  sk_workspace w = {stream, NULL, NULL};
-  if (cudaMalloc((void**)&w.ws, (size_t)sms * 256 * 128 * sizeof(float)) != cudaSuccess ||
-      cudaMalloc((void**)&w.flags, (size_t)sms * sizeof(uint32_t)) != cudaSuccess ||
-      cudaMemset(w.flags, 0, (size_t)sms * sizeof(uint32_t)) != cudaSuccess) {
-    cudaFree(w.ws);
-    cudaFree(w.flags);
-    cudaGetLastError();
-    return 0;
-  }
-  g_sk[g_sk_used++] = w;
-  *ws = w.ws, *flags = w.flags;
-  return 1;
-}
-
 int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
 }
@@ -421,15 +386,6 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
       p.trace = xsg_probe.trace;
       p.trace_cap = xsg_probe.trace_cap;
     }
-    /* The stream-K tail (sched.h xsg_sk; tuning round 10): kernel mode 0 with the library's
-     * own grid (a caller's max_ctas, e.g. to leave SMs to a communication kernel, turns it off:
-     * the owners' waits need every CTA resident) and its own order (not ORDER_LIST). Every CTA
-     * of the device then runs, also when there are fewer tiles: the split spreads them. The
-     * kernel decides whether the last wave is worth splitting. */
-    if (mode == 0 && !sched.max_ctas && sched.order != XS_GEMM_ORDER_LIST && !xsg_probe.sk_off &&
-        (a->layout != XS_GEMM_GROUPED_MASKED || p.compact) &&
-        sk_workspace_for(s, dev.sms, &p.sk_ws, &p.sk_flags))
-      ctas = dev.sms;
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
@@ -449,7 +405,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

@@ -38,10 +38,6 @@ typedef struct xsg_params {
    * XSG_TRACE_REC words per consumer warpgroup. NULL otherwise. */
   unsigned long long* trace;
   int trace_cap;
-  /* v2-v6 (kernel mode 0): the stream-K tail's workspace (sched.h xsg_sk), or NULL (no split):
-   * per CTA an fp32 partial of 256 x BN / 2 floats and a flag (0 between launches). */
-  float* sk_ws;
-  uint32_t* sk_flags;
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -69,7 +65,6 @@ typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
   int trace_cap;             /* records per warpgroup and CTA */
-  int sk_off;                /* no stream-K tail in any launch */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

@@ -77,9 +77,8 @@ template <int BN_> struct hopper_cfg {
   static constexpr int BAR_BYTES = 2 * STAGES * 8;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
-  /* The producer's tile entries (struct tile_info, 32 bytes each), one per ring slot, and one
-   * where it keeps the next tile until that tile's first k-block is issued. */
-  static constexpr int INFO_BYTES = 32 * (STAGES + 1);
+  /* The producer's tile entries (struct tile_info, 32 bytes each), one per ring slot. */
+  static constexpr int INFO_BYTES = 32 * STAGES;
   static constexpr int SMEM = 1024 /* alignment slack */ + STAGES * STAGE_BYTES + C_BYTES +
                               BAR_BYTES + TABLE_BYTES + INFO_BYTES;
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
@@ -137,10 +136,6 @@ struct tile_done {
  * while tile i's k-blocks stream, and the consumers read it from shared memory. */
 struct tile_info {
   int index, row0, row_end, expert, nb;
-  int kb_lo, kb_hi; /* the k-blocks this CTA computes: [kb_lo, kb_hi) (all, but in a stream-K
-                       tail piece) */
-  int role;         /* 0: the whole tile; stream-K tail (sched.h xsg_sk_piece): -1 a contributor,
-                       n >= 1 the owner of CTAs blockIdx.x + 1 .. + n's partials */
 };
 
 /* The next tile with work at schedule position k or later (k moves past it): 0 when none is left.
@@ -153,77 +148,12 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
     const xsg_tile t = xsg_tile_decode(&p.grid, index);
     int row0, row_end, expert;
     if (xsg_tile_rows(&p, t, &row0, &row_end, &expert)) {
-      ti = {index, row0, row_end, expert, t.nb, 0, 0, 0};
+      ti = {index, row0, row_end, expert, t.nb};
       k += gridDim.x;
       return 1;
     }
   }
   return 0;
-}
-
-/* Piece `piece` of this CTA's stream-K run (sched.h) as a schedule entry; 0 when there is none.
- * Every tail position has work (the caller enabled the split only then). */
-__device__ __forceinline__ int sk_tile(const xsg_params& p, const int32_t* table, const xsg_sk& sk,
-                                       int piece, tile_info& ti) {
-  int j, lo, hi, role;
-  if (!xsg_sk_piece(&sk, blockIdx.x, piece, &j, &lo, &hi, &role)) return 0;
-  const int pos = sk.dp + j;
-  const int index =
-      p.compact ? xsg_masked_tile(&p.grid, table, p.experts, pos) : xsg_position_tile(&p, pos);
-  const xsg_tile t = xsg_tile_decode(&p.grid, index);
-  int row0, row_end, expert;
-  xsg_tile_rows(&p, t, &row0, &row_end, &expert);
-  ti = {index, row0, row_end, expert, t.nb, lo, hi, role};
-  return 1;
-}
-
-/* Stream-K partials: slot g of p.sk_ws holds CTA g's fp32 accumulators, float4 i of consumer
- * thread t (0..255) at [(g * V + i) * 256 + t] (V = BN / 8 per thread), so a warp's 32 threads
- * move 512 contiguous bytes per access. Through L2 only (__stcg / __ldcg): the owner's SM may
- * hold stale lines of the slot in L1 from an earlier launch. */
-template <int BN>
-__device__ __forceinline__ void sk_put(const xsg_params& p, const float (&d)[BN / 2]) {
-  constexpr int V = BN / 8;
-  const int t = threadIdx.x - 128;
-  float4* slot = (float4*)p.sk_ws + (size_t)blockIdx.x * V * 256;
-#pragma unroll
-  for (int i = 0; i < V; i++)
-    __stcg(&slot[i * 256 + t], make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]));
-  /* Both warpgroups' partials are written, then one thread publishes them. */
-  xs_named_bar_sync(3, 256);
-  if (threadIdx.x == 128) {
-    xs_fence_acq_rel_sys();
-    xs_st_release_sys_u32(&p.sk_flags[blockIdx.x], 1);
-  }
-}
-
-/* The owner of a tail tile: wait (bounded: 4 s, then trap) for the partials of CTAs
- * blockIdx.x + 1 .. + n and add them to its accumulators; the flags go back to 0 for the next
- * launch. */
-template <int BN>
-__device__ __forceinline__ void sk_gather(const xsg_params& p, float (&d)[BN / 2], int n) {
-  constexpr int V = BN / 8;
-  const int t = threadIdx.x - 128;
-  if (threadIdx.x == 128) {
-    for (int h = 1; h <= n; h++) {
-      const uint32_t* f = &p.sk_flags[blockIdx.x + h];
-      const uint64_t t0 = xs_globaltimer();
-      while (xs_ld_acquire_gpu_u32(f) == 0)
-        if (xs_globaltimer() - t0 > 4000000000ull) __trap();
-    }
-  }
-  xs_named_bar_sync(3, 256);
-  for (int h = 1; h <= n; h++) {
-    const float4* slot = (const float4*)p.sk_ws + (size_t)(blockIdx.x + h) * V * 256;
-#pragma unroll
-    for (int i = 0; i < V; i++) {
-      const float4 v = __ldcg(&slot[i * 256 + t]);
-      d[4 * i] += v.x, d[4 * i + 1] += v.y, d[4 * i + 2] += v.z, d[4 * i + 3] += v.w;
-    }
-  }
-  if (threadIdx.x == 128)
-    for (int h = 1; h <= n; h++)
-      xs_st_relaxed_sys_u32(&p.sk_flags[blockIdx.x + h], 0);
 }
 
 /* One tile's epilogue for consumer warpgroup `half` (thread `tid` of its 128): 8-column groups
@@ -488,18 +418,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   }
   /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
   const int positions = p.compact ? table[p.experts] : p.positions;
-  /* Stream-K tail (sched.h; MODE 0 only, when the host gave a workspace): every position must
-   * have work, so that the tail is the last P % C positions of work. The host enables it for
-   * DENSE and compacted MASKED (true by construction) and CONTIG, checked here: every m-block
-   * lies inside the experts' rows when offsets[0] = 0 and offsets[E] >= M. */
-  int sk_ok = MODE == 0 && p.sk_ws != nullptr;
-  if (sk_ok && p.layout == XS_GEMM_GROUPED_CONTIG)
-    sk_ok = p.m_offsets[0] == 0 && p.m_offsets[p.experts] >= p.M;
-  /* NOTE: the producer recomputes the plan per tile (a few divisions) rather than keep it live
-   * in its 48 registers. */
-  auto sk_plan = [&]() {
-    return xsg_sk_plan(positions, gridDim.x, sk_ok ? k_blocks : 0, sk_ok ? 4 : 0);
-  };
 
   if (wg == 0) {
     /* ================= producer warpgroup ================= */
@@ -510,23 +428,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       int s = 0;
       uint32_t phase = 0;
       int jp = 0; /* TRACE: tiles loaded so far */
-      int k = blockIdx.x, piece = 0;
-      /* The schedule: whole tiles at positions < sk.dp, then this CTA's stream-K pieces. The
-       * next entry waits in shared memory (info[STAGES]), not in registers. */
-      auto next_item = [&]() {
-        const xsg_sk sk = sk_plan();
-        tile_info ti;
-        if (k < sk.dp && next_tile(p, table, sk.dp, k, ti)) {
-          ti.kb_lo = 0, ti.kb_hi = k_blocks;
-        } else if (!sk_tile(p, table, sk, piece++, ti)) {
-          return 0;
-        }
-        info[cfg::STAGES] = ti;
-        return 1;
-      };
-      int have = next_item();
+      int k = blockIdx.x;
+      tile_info cur = {-1, 0, 0, 0, 0};
+      int have = next_tile(p, table, positions, k, cur);
       while (have) {
-        const tile_info cur = info[cfg::STAGES];
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? cur.expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : cur.expert;
         /* B rows of the two halves of the tile: [n0, n0+BN/2) and the next half, or with SiLU
@@ -540,12 +445,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           jp++;
           if (prec) prec[6] = xs_clock64();
         }
+        tile_info nxt = {-1, 0, 0, 0, 0};
         int have_next = 0;
-        for (int kb = cur.kb_lo; kb < cur.kb_hi; kb++) {
+        for (int kb = 0; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
-          if (kb == cur.kb_lo) info[s] = cur; /* released by the arrive below */
+          if (kb == 0) info[s] = cur; /* released by the arrive below */
           /* NOTE: expect the full box bytes: TMA counts the zero-filled out-of-bounds part of
            * a box too. A second B half that lies wholly past N is not loaded at all (its stale
            * rows only feed output columns >= N, which are never stored). */
@@ -555,15 +461,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
           if (b_row1 < p.N)
             xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
-          if (TRACE && kb == cur.kb_lo && prec) prec[7] = xs_clock64();
+          if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
-          if (kb == cur.kb_lo) have_next = next_item();
+          if (kb == 0) have_next = next_tile(p, table, positions, k, nxt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
           }
         }
+        cur = nxt;
         have = have_next;
       }
       /* The end of the schedule: a slot with no loads whose entry says so (the consumers release
@@ -655,9 +562,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       }
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
-      const int nkb = ti.kb_hi - ti.kb_lo; /* k_blocks, or a stream-K piece's share */
       int prev_s = 0;
-      for (int kb = 0; kb < nkb; kb++) {
+      for (int kb = 0; kb < k_blocks; kb++) {
         if (kb > 0) xs_mbar_wait(&full[s], phase);
         const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
         const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
@@ -673,7 +579,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both issued:
          * about two k-blocks of tensor work queued while the warpgroup stages and stores). */
         if constexpr (DEFER) {
-          if (has_pending && kb == (nkb > 1 ? 1 : 0)) {
+          if (has_pending && kb == (k_blocks > 1 ? 1 : 0)) {
             store_pending();
             has_pending = 0;
           }
@@ -711,15 +617,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           p.C[threadIdx.x] = (uint16_t)__float_as_uint(acc);
         }
       }
-
-      /* Stream-K tail: a contributor hands its partial on and stores nothing; the owner adds
-       * the others' before its epilogue (MODE 0 only: sk.groups is 0 otherwise). */
-      if (MODE == 0 && ti.role < 0) {
-        sk_put<BN>(p, d);
-        if (TRACE && rec) rec[4] = xs_clock64();
-        continue;
-      }
-      if (MODE == 0 && ti.role > 0) sk_gather<BN>(p, d, ti.role);
 
       const tile_done done = {row0, row_end, expert, tile_index, ti.nb, dst};
       if constexpr (DEFER) {
