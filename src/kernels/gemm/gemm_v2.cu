@@ -17,10 +17,15 @@
  *   empty[s]  count 8 (one lane per consumer warp): the wgmmas reading slot s have retired.
  *   named 1, 2  the 128 threads of consumer warpgroup 1 / 2 (staging buffer reuse, TMA store).
  *   named 3   both consumer warpgroups (a tile's flag is raised once both halves are stored).
- * Both roles walk the same schedule (xsg_position_tile + xsg_tile_rows), so they agree on which
- * tiles have work without talking to each other. MASKED launches without a caller's list walk
- * the compacted schedule (sched.h, xsg_masked_tile): only tiles with work, numbered from a
- * per-expert prefix that the CTA builds in shared memory from the device counts at entry.
+ * The schedule (xsg_position_tile + xsg_tile_rows: the caller's list or the raster order; MASKED
+ * launches without a list walk the compacted schedule, sched.h xsg_masked_tile, numbered from a
+ * per-expert prefix the CTA builds in shared memory from the device counts at entry) is walked by
+ * the producer alone: it finds tile i+1 while tile i's k-blocks stream and writes it into the
+ * entry of the ring slot that carries that tile's first k-block (struct tile_info), which the
+ * consumers read after that slot's full wait; an entry with index -1 ends the loop (tuning
+ * round 10: the consumers used to compute each tile themselves at the boundary, 1.0-1.2 us with
+ * the tensor cores idle). Probe modes 4-6 and 8 (gemm_internal.h xsg_probe) serve
+ * bench/gemm_probe.cu only.
  */
 #include <cuda_bf16.h>
 

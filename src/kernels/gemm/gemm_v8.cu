@@ -8,7 +8,9 @@
  * L2 -> SM once per cluster: 32 KB instead of 48 KB per CTA and k-block (2/3 of v3's L2 traffic).
  *
  * Per cluster (ranks 0 and 1; cluster c of C takes pair positions c, c + C, ... of the pair
- * schedule, sched.h "v8"; both CTAs walk the same positions and so run the same ring rounds):
+ * schedule, sched.h "v8"; both CTAs' producers walk the same positions and so run the same ring
+ * rounds; each hands its consumers the pair through the entry of the pair's first ring slot, as
+ * gemm_v2.cu does, and ends with one more round whose entry says the schedule is over):
  *   pair     m-blocks first + 2j (rank 0) and first + 2j + 1 (rank 1) of one group, one n-block.
  *            A pair whose rank-1 tile does not exist (odd m-block count) or has no work still
  *            runs on both CTAs: rank 1 loads its half of B for rank 0, computes nothing, stores
