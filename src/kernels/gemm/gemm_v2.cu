@@ -144,15 +144,17 @@ struct tile_info {
 };
 
 /* The next tile with work at schedule position k or later (k moves past it): 0 when none is left.
- * The caller's list, the raster order, or the masked compacted schedule (table). */
-__device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table, int positions,
-                                         int& k, tile_info& ti) {
+ * The caller's list, the raster order, or the masked compacted schedule (table). CONTIG finds a
+ * tile's expert in `offsets` (the shared-memory copy when there is one). */
+__device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table,
+                                         const int32_t* offsets, int positions, int& k,
+                                         tile_info& ti) {
   for (; k < positions; k += gridDim.x) {
     const int index =
         p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
     const xsg_tile t = xsg_tile_decode(&p.grid, index);
     int row0, row_end, expert;
-    if (xsg_tile_rows(&p, t, &row0, &row_end, &expert)) {
+    if (xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) {
       ti = {index, row0, row_end, expert, t.nb};
       k += gridDim.x;
       return 1;
@@ -412,7 +414,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     xs_fence_mbar_init();
   }
   if (p.compact) xsg_build_masked_table(table, &p);
+  /* CONTIG: the expert offsets in shared memory, so the producer's expert search (a binary
+   * search, one dependent load per step) never waits on global memory; at a kernel's first tile
+   * that was ~3 dependent misses before its first load could be issued (tuning round 10). */
+  const int contig_table =
+      p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
+  if (contig_table)
+    for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
+      table[e] = p.m_offsets[e];
   __syncthreads();
+  const int32_t* offsets = contig_table ? table : p.m_offsets;
   /* TRACE: this CTA's stamps (gemm_internal.h). */
   unsigned long long* const trace =
       TRACE ? p.trace + (size_t)blockIdx.x * (XSG_TRACE_HEAD + p.trace_cap * 2 * XSG_TRACE_REC)
@@ -435,7 +446,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       int jp = 0; /* TRACE: tiles loaded so far */
       int k = blockIdx.x;
       tile_info cur = {-1, 0, 0, 0, 0};
-      int have = next_tile(p, table, positions, k, cur);
+      int have = next_tile(p, table, offsets, positions, k, cur);
       while (have) {
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? cur.expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : cur.expert;
@@ -469,7 +480,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
-          if (kb == 0) have_next = next_tile(p, table, positions, k, nxt);
+          if (kb == 0) have_next = next_tile(p, table, offsets, positions, k, nxt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;

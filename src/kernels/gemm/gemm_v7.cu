@@ -151,19 +151,6 @@ __device__ __forceinline__ int v7_tile_at(const xsg_params& p, const int32_t* ta
   return p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
 }
 
-/* xsg_tile_rows with the CONTIG expert lookup on `offsets` (the shared-memory copy when it
- * exists). Returns 0 for a tile without work. */
-__device__ __forceinline__ int v7_tile_rows(const xsg_params& p, const int32_t* offsets, xsg_tile t,
-                                            int* row0, int* row_end, int* expert) {
-  if (p.layout == XS_GEMM_GROUPED_CONTIG) {
-    *row0 = t.mb * p.tile_m;
-    *expert = xsg_contig_expert(offsets, p.experts, *row0);
-    *row_end = p.M;
-    return *expert >= 0;
-  }
-  return xsg_tile_rows(&p, t, row0, row_end, expert);
-}
-
 /* Store one m64 x BT accumulator block of a consumer warpgroup: v[4i + 2h + j] holds weight row
  * (= output column) col_base + 16 warp + lane/4 + 8h and token (= output row) 8i + 2(lane%4) + j.
  * Lanes g = lane/4 and g ^ 1 (lane ^ 4) swap one value each so that every thread holds two
@@ -243,7 +230,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
         const xsg_tile t = xsg_tile_decode(&p.grid, v7_tile_at(p, table, k));
         int row0, row_end, expert;
-        if (!v7_tile_rows(p, offsets, t, &row0, &row_end, &expert)) continue;
+        if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) continue;
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
         /* B rows of the two halves: [128 nb, +64) and the next 64, or with SiLU the gate rows
@@ -291,7 +278,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       const int tile_index = v7_tile_at(p, table, k);
       const xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
       int row0, row_end, expert;
-      if (!v7_tile_rows(p, offsets, t, &row0, &row_end, &expert)) continue;
+      if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) continue;
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;

@@ -87,6 +87,20 @@ static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, co
   xsg_scan_table(table, E);
 }
 
+/* xsg_tile_rows with the CONTIG expert lookup on `offsets` (the shared-memory copy when it
+ * exists). Returns 0 for a tile without work. */
+static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, const int32_t* offsets,
+                                                       xsg_tile t, int* row0, int* row_end,
+                                                       int* expert) {
+  if (p.layout == XS_GEMM_GROUPED_CONTIG) {
+    *row0 = t.mb * p.tile_m;
+    *expert = xsg_contig_expert(offsets, p.experts, *row0);
+    *row_end = p.M;
+    return *expert >= 0;
+  }
+  return xsg_tile_rows(&p, t, row0, row_end, expert);
+}
+
 /* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
  * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
  * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
