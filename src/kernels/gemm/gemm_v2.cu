@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                        const __grid_constant__ xsg_params p) {
   using cfg = hopper_cfg<BN>;
   constexpr bool DEFER = MODE == 1 || MODE == 8;
-  /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma. */
+  /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma, 8 v11 traced. */
   constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 8, NO_MMA = MODE == 6;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
