@@ -114,14 +114,6 @@ XS_DEV void xs_tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
-/* cp.async.bulk.prefetch.tensor.3d.L2.global.tile: bring the box at coordinates (c0 innermost,
- * c1, c2) into L2, with no shared memory and no completion to wait for (a hint). One thread. */
-XS_DEV void xs_tma_prefetch_l2_3d(const CUtensorMap* map, int32_t c0, int32_t c1, int32_t c2) {
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(map),
-               "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-}
-
 /* cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: load the box
  * at coordinates (c0 innermost, c1) into shared memory `dst` (128-byte aligned; 1024 for 128B
  * swizzle); completion is signalled on `bar` as transaction bytes. One thread issues. */

@@ -205,24 +205,6 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
-  /* MASKED with one token tile per expert: before the compacted schedule exists (the counts'
-   * load, the scan, the barrier), each stream's producer lane asks L2 for the first k-blocks of
-   * the weights its first tile has when every expert has tokens (then the compacted schedule is
-   * the full one). Only a hint: a wrong guess costs L2 bandwidth, nothing else. (tuning round 10)
-   */
-  if (p.compact && p.grid.m_blocks == 1 && threadIdx.x < 32 * cfg::STREAMS &&
-      threadIdx.x % 32 == 0) {
-    const int k0 = xsg_stream_first(blockIdx.x, threadIdx.x / 32, gridDim.x);
-    if (k0 < p.grid.groups * p.grid.n_blocks) {
-      const xsg_tile t = xsg_tile_decode(&p.grid, xsg_order_tile(&p.grid, k0));
-      const int b_row0 = silu ? t.nb * (cfg::BW / 2) : t.nb * cfg::BW;
-      const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BW / 2;
-      for (int kb = 0; kb < cfg::STAGES && kb < k_blocks; kb++) {
-        xs_tma_prefetch_l2_3d(&map_b, kb * cfg::BK, b_row0, t.g);
-        if (b_row1 < p.N) xs_tma_prefetch_l2_3d(&map_b, kb * cfg::BK, b_row1, t.g);
-      }
-    }
-  }
   if (p.compact) xsg_build_masked_table(table, &p);
   if (contig_table)
     for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
