@@ -121,41 +121,49 @@ double median_ratio(const timed_fn& a, const timed_fn& b) {
   return median(r);
 }
 
-/* Two rows head to head: one batch of a, one of b, back to back, the order flipped every round
- * (neither always runs after the other, nor after the same third row). Median over `rounds`
- * rounds of t_a / t_b. NOTE: the interleaved rounds put ~20 rows between the baseline's batch
- * and a row's, so a clock that moves within a round (the H200 runs power-capped) enters their
- * ratio; here only two batches of ~2 ms each do. Uses the batch sizes interleave() chose. */
-xs_result head_to_head(const timed_fn& a, const timed_fn& b, int rounds, double* ratio) {
-  *ratio = NAN;
-  std::vector<cudaEvent_t> ev((size_t)3 * rounds, (cudaEvent_t)NULL);
+/* `rounds` timed rounds of one batch per fn (f.batch calls), the order rotated by one each round;
+ * appends each fn's per-call time of every round to f.t. */
+xs_result timed_rounds(std::vector<timed_fn>& fns, int rounds) {
+  const int n = (int)fns.size();
+  std::vector<cudaEvent_t> ev((size_t)(n + 1) * rounds, (cudaEvent_t)NULL);
   xs_result res = XS_OK;
   for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
     res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
   for (int r = 0; res == XS_OK && r < rounds; r++) {
-    const timed_fn* f[2] = {r % 2 ? &b : &a, r % 2 ? &a : &b};
-    res = cuda_ok(cudaEventRecord(ev[3 * r]), "event");
-    for (int j = 0; res == XS_OK && j < 2; j++) {
-      for (int k = 0; res == XS_OK && k < f[j]->batch; k++)
-        res = f[j]->fn();
-      if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[3 * r + 1 + j]), "event");
+    res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1)]), "event");
+    for (int j = 0; res == XS_OK && j < n; j++) {
+      timed_fn& f = fns[(j + r) % n];
+      for (int k = 0; res == XS_OK && k < f.batch; k++)
+        res = f.fn();
+      if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1) + j + 1]), "event");
     }
   }
-  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "head-to-head rounds");
-  std::vector<double> q;
-  for (int r = 0; res == XS_OK && r < rounds; r++) {
-    float t0 = 0, t1 = 0;
-    cudaEventElapsedTime(&t0, ev[3 * r], ev[3 * r + 1]);
-    cudaEventElapsedTime(&t1, ev[3 * r + 1], ev[3 * r + 2]);
-    const double first = t0 / (r % 2 ? b.batch : a.batch),
-                 second = t1 / (r % 2 ? a.batch : b.batch);
-    const double ta = r % 2 ? second : first, tb = r % 2 ? first : second;
-    if (tb > 0) q.push_back(ta / tb);
-  }
+  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "timed rounds");
+  for (int r = 0; res == XS_OK && r < rounds; r++)
+    for (int j = 0; j < n; j++) {
+      timed_fn& f = fns[(j + r) % n];
+      float ms = 0;
+      cudaEventElapsedTime(&ms, ev[(size_t)r * (n + 1) + j], ev[(size_t)r * (n + 1) + j + 1]);
+      f.t.push_back((double)ms / f.batch);
+    }
   for (cudaEvent_t e : ev)
     if (e) cudaEventDestroy(e);
-  if (res == XS_OK) *ratio = median(q);
   return res;
+}
+
+/* Two rows head to head: a batch of each, back to back, the order flipped every round (the
+ * rotation of timed_rounds for two), neither after a third row. Median over `rounds` rounds of
+ * t_a / t_b, with the batch sizes interleave() chose. NOTE: the interleaved rounds put ~20 rows
+ * between the baseline's batch and a row's, so a clock that moves within a round (the H200 runs
+ * power-capped) enters their ratio; here only two batches of ~2 ms each do. */
+xs_result head_to_head(const timed_fn& a, const timed_fn& b, int rounds, double* ratio) {
+  *ratio = NAN;
+  std::vector<timed_fn> two = {a, b};
+  for (timed_fn& f : two)
+    f.t.clear();
+  XSI_CHECK(timed_rounds(two, rounds));
+  *ratio = median_ratio(two[0], two[1]);
+  return XS_OK;
 }
 
 /* Time every fn of `fns` interleaved over `rounds` rounds (see the file comment). Fills each
@@ -186,30 +194,7 @@ xs_result interleave(bench* b, std::vector<timed_fn>& fns, int rounds, double* d
     for (timed_fn& f : fns)
       for (int k = 0; k < f.batch; k++)
         XSI_CHECK(f.fn());
-  std::vector<cudaEvent_t> ev((size_t)(n + 1) * rounds, (cudaEvent_t)NULL);
-  xs_result res = XS_OK;
-  for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
-    res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
-  for (int r = 0; res == XS_OK && r < rounds; r++) {
-    res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1)]), "event");
-    for (int j = 0; res == XS_OK && j < n; j++) {
-      timed_fn& f = fns[(j + r) % n];
-      for (int k = 0; res == XS_OK && k < f.batch; k++)
-        res = f.fn();
-      if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1) + j + 1]), "event");
-    }
-  }
-  if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "timed rounds");
-  for (int r = 0; res == XS_OK && r < rounds; r++)
-    for (int j = 0; j < n; j++) {
-      timed_fn& f = fns[(j + r) % n];
-      float ms = 0;
-      cudaEventElapsedTime(&ms, ev[(size_t)r * (n + 1) + j], ev[(size_t)r * (n + 1) + j + 1]);
-      f.t.push_back((double)ms / f.batch);
-    }
-  for (cudaEvent_t e : ev)
-    if (e) cudaEventDestroy(e);
-  XSI_CHECK(res);
+  XSI_CHECK(timed_rounds(fns, rounds));
   if (rounds >= 6) {
     std::vector<double> t0(fns[0].t.begin(), fns[0].t.begin() + 3);
     std::vector<double> t1(fns[0].t.end() - 3, fns[0].t.end());
