@@ -279,7 +279,6 @@ int main(int argc, char** argv) {
     /* Per-tile means in ns (SM clock stamps over the CTA's measured clock): */
     enum {
       LOOP,
-      SCHED,
       WAIT0,
       MAIN,
       EPI,
@@ -297,8 +296,7 @@ int main(int argc, char** argv) {
     };
     static const char* what[NSTAT] = {
         "epilogue end -> loop top (previous tile)",
-        "coordinates computed (consumer)",
-        "first k-block's full wait",
+        "first k-block's full wait (its slot's entry names the tile)",
         "main loop",
         "epilogue",
         "producer: coordinates -> k-block 0 issued",
@@ -333,7 +331,7 @@ int main(int argc, char** argv) {
           if (!r[1]) break;
           const unsigned long long* rp = j ? r - 2 * XSG_TRACE_REC : nullptr;
           if (rp) add(LOOP, d(r[5], rp[4]));
-          add(SCHED, d(r[1], r[5])), add(WAIT0, d(r[2], r[1])), add(MAIN, d(r[3], r[2]));
+          add(WAIT0, d(r[2], r[5])), add(MAIN, d(r[3], r[2]));
           add(EPI, d(r[4], r[3]));
           if (r[8] && r[9] && r[12]) {
             add(E0_FREE, d(r[8], r[3])), add(E0_BAR, d(r[9], r[8])), add(E0_ISSUE, d(r[12], r[9]));

@@ -51,8 +51,9 @@ typedef struct xsg_params {
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
  *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at
  *   trace[c * stride + XSG_TRACE_HEAD + (j * 2 + h) * XSG_TRACE_REC + 0..7] = tile index, clock64
- *   when the tile's coordinates are known, after its first k-block's full wait, after its last
- *   wgmma retired, after its epilogue, at the loop's top before the coordinates are computed;
+ *   after its first k-block's full wait (twice: [1] = [2]; the tile comes with that k-block's
+ *   slot entry), after its last wgmma retired, after its epilogue, at the loop's top (before that
+ *   wait);
  *   [6], [7] (h = 0 only): the producer's clock64 when it has the tile's coordinates and when it
  *   has issued the tile's first k-block; [8 + 2 ps], [9 + 2 ps], [12 + ps]: the epilogue's
  *   pass ps (0, 1): its staging free (thread 0's wait for the previous TMA store's reads), the
