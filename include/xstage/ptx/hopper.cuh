@@ -165,6 +165,16 @@ XS_DEV void xs_named_bar_sync(uint32_t id, uint32_t nthreads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 bf16 matrices; lane l's
+ * r[m] holds row l / 4, columns 2 (l % 4) .. +1 of matrix m (the mma / wgmma accumulator
+ * fragment), and lane 8m + j gives the shared address of matrix m's row j (16 bytes). One
+ * instruction per four 4-byte stores of the fragment. */
+XS_DEV void xs_stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 /* elect.sync _|p, 0xffffffff: 1 in exactly one active lane of the (fully active) warp. */
 XS_DEV uint32_t xs_elect_one(void) {
   uint32_t is;

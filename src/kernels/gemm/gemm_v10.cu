@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(v10_cfg::THREADS, 1)
   using cfg = v10_cfg;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  uint8_t* smem = xsg_smem_align1024(smem_raw);
   /* STREAMS rings of STAGES slots [A 64x64 | B half 0 | B half 1], then STREAMS stagings. */
   uint8_t* stage_c = smem + cfg::STREAMS * cfg::STAGES * cfg::SLOT;
   uint64_t* full = (uint64_t*)(stage_c + cfg::STREAMS * cfg::C_BYTES); /* [s][i] */

@@ -51,13 +51,15 @@ template <int BN_> struct hopper_cfg {
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   /* NOTE: 128x256 keeps 128 fp32 accumulators per consumer thread; 232 registers hold them with
    * the addresses and the epilogue (no spills in ptxas -v). The producer holds the current and
-   * the next tile (tuning round 10): 48 registers, no spills (at 40 it spilled 60-72 bytes); the
-   * consumers then get 224 (v3: no spills; v11 spills 48 bytes, 4 at 232).
+   * the next tile (tuning round 10): 48 registers were enough until its shared-memory pointers
+   * became 32-bit (session 5: xsg_smem_align1024), after which ptxas spilled 4-12 bytes there;
+   * 56 (at 40 it spilled 60-72 bytes). The consumers get 224 (v3: no spills; v11 spills 48
+   * bytes, 4 at 232).
    * NOTE: setmaxnreg moves registers inside the CTA's launch allocation, 168 per thread at 384
    * threads (65536 / 384 rounded down to 8), not the whole 65536: 48*128 + 232*256 is over it by
    * 1024, and the consumers' setmaxnreg.inc then waits forever (the first build of round 10 hung
-   * and trapped on the H200). 48*128 + 224*256 = 64512, exactly the allocation. */
-  static constexpr int PRODUCER_REGS = 48;
+   * and trapped on the H200). 56*128 + 224*256 = 64512, exactly the allocation. */
+  static constexpr int PRODUCER_REGS = 56;
   static constexpr int CONSUMER_REGS = 224;
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int B_BYTES = BN * BK * 2;
@@ -186,6 +188,10 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
   const int r_lo = warp * 16 + lane / 4;
   const int x = r_lo & 7;
   uint8_t* const row_lo0 = my_c + r_lo * 128 + 4 * (lane % 4);
+  /* stmatrix addressing: lane 8m + j stores row j of matrix m (m & 1: rows + 8; m >> 1: group + 1)
+   */
+  const int st_row = warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7);
+  const int st_y = (lane >> 4) ^ (lane & 7);
   const int out_cols = silu ? BN / 2 : BN;  /* output columns per tile */
   const int out_row0 = td.row0 + 64 * half; /* first output row of this half */
   const int out_col0 = td.nb * out_cols;
@@ -210,24 +216,32 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
       xs_named_bar_sync(1 + half, 128);
       if (rec) rec[9 + 2 * ps] = xs_clock64(); /* TRACE: the warpgroup is here */
     }
-    uint8_t* const row_lo = row_lo0 + (buf - my_c);
-    uint8_t* const row_hi = row_lo + 8 * 128;
+    /* Groups il, il + 1 (il even) go out as one stmatrix.x4: matrices (il, rows r_lo),
+     * (il, r_lo + 8), (il + 1, r_lo), (il + 1, r_lo + 8); lane 8m + j addresses row j of matrix m,
+     * whose 16-byte unit is (il & 7) ^ (m >> 1) ^ j (il & 7 is even): sm_row + (unit(il) << 4). */
+    const uint32_t sm_row = xs_smem_u32(buf) + st_row * 128;
     if (silu) {
 #pragma unroll
-      for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
+      for (int i = 0; i + 1 < BN / 16; i += 2) { /* gate column pair i <-> up pair i + BN/16 */
+        xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), word_silu(i, 0),
+                       word_silu(i, 1), word_silu(i + 1, 0), word_silu(i + 1, 1));
+      }
+      if ((BN / 16) % 2) { /* v6's 13th group: the fragment's own 4-byte stores */
+        constexpr int i = BN / 16 - 1;
+        uint8_t* const row_lo = row_lo0 + (buf - my_c);
         const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
         *(uint32_t*)(row_lo + off) = word_silu(i, 0);
-        *(uint32_t*)(row_hi + off) = word_silu(i, 1);
+        *(uint32_t*)(row_lo + 8 * 128 + off) = word_silu(i, 1);
       }
     } else {
+      static_assert(GPP % 2 == 0 && (BN / 8) % 2 == 0,
+                    "stmatrix.x4 takes 8-column groups in pairs");
 #pragma unroll
-      for (int il = 0; il < GPP; il++) {
+      for (int il = 0; il < GPP; il += 2) {
         const int i = ps * GPP + il; /* compile-time after unrolling */
-        if (i < BN / 8) {
-          const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
-          *(uint32_t*)(row_lo + off) = word(i, 0);
-          *(uint32_t*)(row_hi + off) = word(i, 1);
-        }
+        if (i < BN / 8)
+          xs_stmatrix_x4(sm_row + (il >> 3) * 8192 + (((il & 7) ^ st_y) << 4), word(i, 0),
+                         word(i, 1), word(i + 1, 0), word(i + 1, 1));
       }
     }
     const int col0 = out_col0 + ps * cfg::STAGE_COLS; /* first output column of the pass */
@@ -393,7 +407,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 8, NO_MMA = MODE == 6;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  uint8_t* smem = xsg_smem_align1024(smem_raw);
   uint8_t* ring = smem;                                     /* STAGES x (A tile, B tile) */
   uint8_t* stage_c = smem + cfg::STAGES * cfg::STAGE_BYTES; /* C staging, 2 x BM/2 rows */
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);

@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
   using cfg = v7_cfg<BT>;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  uint8_t* smem = xsg_smem_align1024(smem_raw);
   /* STREAMS rings of STAGES slots: [B half 0 | B half 1 | token tile] */
   uint64_t* full = (uint64_t*)(smem + cfg::STREAMS * cfg::STAGES * cfg::SLOT); /* [s][i] */
   uint64_t* empty = full + cfg::STREAMS * cfg::STAGES;

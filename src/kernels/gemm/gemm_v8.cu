@@ -55,7 +55,7 @@ struct v8_cfg {
   static constexpr int CONSUMERS = 2;
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   /* NOTE: v3's budgets (gemm_v2.cu): the producer holds the current and the next pair. */
-  static constexpr int PRODUCER_REGS = 48;
+  static constexpr int PRODUCER_REGS = 56;
   static constexpr int CONSUMER_REGS = 224;
   static constexpr int A_BYTES = BM * BK * 2;            /* 16 KB, this CTA's own rows */
   static constexpr int B_HALF_BYTES = (BN / 2) * BK * 2; /* 16 KB, one CTA's share of B */
@@ -188,7 +188,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. The
    * multicast writes at the same CTA-relative offset in both CTAs: the alignment slack is the
    * same in both (same kernel, same static shared memory), so the rings line up. */
-  uint8_t* smem = (uint8_t*)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+  uint8_t* smem = xsg_smem_align1024(smem_raw);
   uint8_t* ring = smem;                                     /* STAGES x (A, B half 0, B half 1) */
   uint8_t* stage_c = smem + cfg::STAGES * cfg::STAGE_BYTES; /* C staging, 2 x BM/2 rows */
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);

@@ -101,6 +101,15 @@ static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, cons
   return xsg_tile_rows(&p, t, row0, row_end, expert);
 }
 
+/* The dynamic shared memory rounded up to 1024 bytes (128B-swizzled TMA boxes and wgmma
+ * descriptors need it), by pointer arithmetic on the shared array. NOTE: rounding through
+ * uintptr_t, as v2-v10 did until session 5, hid from the compiler that the result points to shared
+ * memory: every staging write became a generic ST.E with 64-bit address arithmetic (two IADD3
+ * per store), every staging read-back a generic LD.E.128. */
+static __device__ __forceinline__ uint8_t* xsg_smem_align1024(uint8_t* raw) {
+  return raw + ((1024u - (xs_smem_u32(raw) & 1023u)) & 1023u);
+}
+
 /* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
  * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
  * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
