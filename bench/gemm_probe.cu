@@ -1,6 +1,7 @@
 /* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked]
+ *                    [--delay NS]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer). Rows, timed in
@@ -13,8 +14,13 @@
  * v3 and v3 traced are checked against cuBLAS's output (SiLU*mul applied on the host) before
  * timing. Then the trace of one launch: per tile, the wait for its first k-block, the main loop,
  * the epilogue and the gap to the next tile, in microseconds at the SM clock the trace measured,
- * and how the CTAs' end times spread (the tail). Exit 77 without a GPU. Uses the library's probe
- * hooks (xsg_probe), which nothing else sets.
+ * and how the CTAs' end times spread (the tail). --delay NS: in the traced modes (v3 traced, v11
+ * traced) odd CTAs start NS later (their rows' times include it; their first tile's wait is left
+ * out of the trace's means), so that half the CTAs reach their tile boundaries out of step with
+ * the other half: what the boundary costs when the GPU's CTAs do not all store and refill at once.
+ * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
+ * every CTA is busy, with or without --delay).
+ * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -66,7 +72,7 @@ struct row {
 };
 
 int main(int argc, char** argv) {
-  int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0;
+  int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
   for (int i = 1; i < argc; i++) {
     auto val = [&](const char* flag) {
       if (i + 1 >= argc) {
@@ -83,6 +89,10 @@ int main(int argc, char** argv) {
       N = val("--N");
     else if (!strcmp(argv[i], "--K"))
       K = val("--K");
+    else if (!strcmp(argv[i], "--window"))
+      window = 1;
+    else if (!strcmp(argv[i], "--delay"))
+      delay = val("--delay");
     else if (!strcmp(argv[i], "--rounds"))
       rounds = val("--rounds");
     else if (!strcmp(argv[i], "--silu"))
@@ -162,6 +172,7 @@ int main(int argc, char** argv) {
       xsg_probe.v3_mode = mode;
       xsg_probe.trace = trace;
       xsg_probe.trace_cap = cap;
+      xsg_probe.delay_ns = delay;
       xs_result r = xs_gemm_run(&a, epi, sched, NULL);
       xsg_probe.v3_mode = 0;
       if (r != XS_OK) {
@@ -315,6 +326,17 @@ int main(int argc, char** argv) {
     unsigned long long g0 = ~0ull, g1 = 0;
     std::vector<double> ends;
     auto add = [&](int i, double ns) { sum[i] += ns, num[i]++; };
+    /* --window: only tiles whose loop top falls in the middle 60 % of the launch's span (every
+     * CTA busy, none alone at the start or the end) */
+    unsigned long long w0 = 0, w1 = ~0ull;
+    if (window) {
+      unsigned long long s0 = ~0ull, s1 = 0;
+      for (int c = 0; c < sms; c++) {
+        const unsigned long long* t = &tr[c * stride];
+        if (t[3] > t[1]) s0 = std::min(s0, t[1]), s1 = std::max(s1, t[3]);
+      }
+      w0 = s0 + (s1 - s0) / 5, w1 = s1 - (s1 - s0) / 5;
+    }
     for (int c = 0; c < sms; c++) {
       const unsigned long long* t = &tr[c * stride];
       if (!t[3] || t[3] <= t[1]) continue;
@@ -330,8 +352,14 @@ int main(int argc, char** argv) {
           const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
           if (!r[1]) break;
           const unsigned long long* rp = j ? r - 2 * XSG_TRACE_REC : nullptr;
+          if (window) { /* the loop top in global time: entry + clocks / clocks per ns */
+            const double at = (double)t[1] + ((double)r[5] - (double)t[0]) / cpn;
+            if (at < (double)w0 || at > (double)w1) continue;
+          }
           if (rp) add(LOOP, d(r[5], rp[4]));
-          add(WAIT0, d(r[2], r[5])), add(MAIN, d(r[3], r[2]));
+          /* --delay: an odd CTA's first tile waits out the delay; not a boundary */
+          if (j || !delay) add(WAIT0, d(r[2], r[5]));
+          add(MAIN, d(r[3], r[2]));
           add(EPI, d(r[4], r[3]));
           if (r[8] && r[9] && r[12]) {
             add(E0_FREE, d(r[8], r[3])), add(E0_BAR, d(r[9], r[8])), add(E0_ISSUE, d(r[12], r[9]));
@@ -343,7 +371,8 @@ int main(int argc, char** argv) {
             }
           }
           if (w == 0 && r[7]) {
-            add(P_SLOT, d(r[7], r[6])), add(P_LAT, d(r[2], r[7]));
+            add(P_SLOT, d(r[7], r[6]));
+            if (j || !delay) add(P_LAT, d(r[2], r[7]));
             if (rp) add(P_LEAD, d(r[7], rp[3]));
           }
         }

@@ -453,6 +453,14 @@ static void test_auto_choice(void) {
   a.layout = XS_GEMM_GROUPED_CONTIG, a.M = 1024, a.experts = 8; /* 128 rows per expert */
   XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V7, "contig: AUTO picked v7");
+  /* the cost model's 128x256 tile: v11 without SiLU*mul, v3 with it (gemm.cu resolve) */
+  a.M = 4096, a.N = 7168, a.K = 2048;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "contig 4096x7168x2048");
+  a.N = 4096, a.K = 7168;
+  expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "contig 4096x4096x7168 SiLU");
+  a.layout = XS_GEMM_DENSE, a.M = 8192, a.N = 8192, a.K = 8192;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "dense 8192^3");
+  a.N = 4096, a.K = 7168;
   /* shapes TMA cannot describe: v7 explicit is unsupported, AUTO runs v1 */
   a.layout = XS_GEMM_GROUPED_MASKED, a.M = 16, a.K = 63;
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V1, 0, 0, "masked M=16 K=63");

@@ -209,6 +209,12 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     const int64_t c5 = (int64_t)xsg_cdiv(t5.count, dev.sms) * 192 * W5;
     if (c5 < best) *t = t5;
   }
+  /* v3's tile without SiLU*mul runs as v11 (session 5): once its shared-memory pointers stayed
+   * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
+   * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense
+   * shapes, in the same interleaved rounds (docs/results/gemm-h200.md, "Session 5"); with
+   * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays. */
+  if (t->version == XS_GEMM_V3 && !silu) t->version = XS_GEMM_V11;
   return XS_OK;
 }
 
@@ -385,6 +391,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
       mode = xsg_probe.v3_mode;
       p.trace = xsg_probe.trace;
       p.trace_cap = xsg_probe.trace_cap;
+      p.probe_delay_ns = xsg_probe.delay_ns;
     }
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
@@ -405,7 +412,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

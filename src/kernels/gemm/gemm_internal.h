@@ -38,6 +38,7 @@ typedef struct xsg_params {
    * XSG_TRACE_REC words per consumer warpgroup. NULL otherwise. */
   unsigned long long* trace;
   int trace_cap;
+  int probe_delay_ns; /* probe modes 5 and 8: odd CTAs start this much later (0: not) */
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -66,6 +67,8 @@ typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
   int trace_cap;             /* records per warpgroup and CTA */
+  int delay_ns; /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
+                   that half the CTAs reach their tile boundaries out of step with the others */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

@@ -421,6 +421,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
 
   if (threadIdx.x == 0) {
+    /* The tensor maps first: their fetch overlaps the set-up below instead of delaying the
+     * first load (and, for the TMA store, the first epilogue of a one-wave problem). */
+    xs_tma_prefetch_map(&map_a);
+    xs_tma_prefetch_map(&map_b);
+    if ((silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL)
+      xs_tma_prefetch_map(&map_c);
     for (int s = 0; s < cfg::STAGES; s++) {
       xs_mbar_init(&full[s], 1);
       xs_mbar_init(&empty[s], 4 * cfg::CONSUMERS);
@@ -453,8 +459,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     /* ================= producer warpgroup ================= */
     xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     if (threadIdx.x == 0) {
-      xs_tma_prefetch_map(&map_a);
-      xs_tma_prefetch_map(&map_b);
+      if (TRACE && p.probe_delay_ns > 0 && (blockIdx.x & 1)) { /* probe: out of step */
+        const uint64_t t0 = xs_globaltimer();
+        while (xs_globaltimer() - t0 < (uint64_t)p.probe_delay_ns) {
+        }
+      }
       int s = 0;
       uint32_t phase = 0;
       int jp = 0; /* TRACE: tiles loaded so far */
@@ -567,7 +576,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       const unsigned long long top = TRACE ? xs_clock64() : 0;
       /* The tile's first k-block: its slot's entry says which tile it is (or that none is left). */
       xs_mbar_wait(&full[s], phase);
-      const tile_info ti = info[s];
+      const tile_info ti = xsg_entry_lane0(&info[s]);
       if (ti.index < 0) {
         if (lane == 0) xs_mbar_arrive(&empty[s]);
         break;

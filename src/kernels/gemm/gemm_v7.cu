@@ -199,6 +199,8 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
 
   if (threadIdx.x == 0) {
+    xs_tma_prefetch_map(&map_a); /* first: the fetch overlaps the set-up below */
+    xs_tma_prefetch_map(&map_b);
     for (int i = 0; i < cfg::STREAMS * cfg::STAGES; i++) {
       xs_mbar_init(&full[i], 1);
       xs_mbar_init(&empty[i], 4);
@@ -220,8 +222,6 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     if (cfg::WIDE) xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     const int st = threadIdx.x / 32;
     if (st < cfg::STREAMS && threadIdx.x % 32 == 0) {
-      xs_tma_prefetch_map(&map_a);
-      xs_tma_prefetch_map(&map_b);
       uint8_t* ring = smem + st * cfg::STAGES * cfg::SLOT;
       uint64_t* my_full = full + st * cfg::STAGES;
       uint64_t* my_empty = empty + st * cfg::STAGES;

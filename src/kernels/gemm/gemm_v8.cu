@@ -203,6 +203,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
   const int cluster = (int)xs_cluster_id_x(), clusters = (int)xs_cluster_count_x();
 
   if (threadIdx.x == 0) {
+    xs_tma_prefetch_map(&map_a); /* first: the fetch overlaps the set-up below */
+    xs_tma_prefetch_map(&map_b);
+    if (p.epi.store == XS_GEMM_STORE_LOCAL) xs_tma_prefetch_map(&map_c);
     for (int s = 0; s < cfg::STAGES; s++) {
       xs_mbar_init(&full[s], 1);
       xs_mbar_init(&empty[s], cfg::EMPTY_ARRIVALS);
@@ -236,8 +239,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
     /* ================= producer warpgroup ================= */
     xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     if (threadIdx.x == 0) {
-      xs_tma_prefetch_map(&map_a);
-      xs_tma_prefetch_map(&map_b);
       const int rank = (int)xs_cluster_ctarank();
       int s = 0;
       uint32_t phase = 0;
@@ -320,8 +321,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
     for (;;) {
       /* The pair's first round: its slot's entry says what this CTA does (or that none is left). */
       xs_mbar_wait(&full[s], phase);
-      const int work = info[s].work;
-      const v8_tile t = info[s].t;
+      const v8_info entry = xsg_entry_lane0(&info[s]);
+      const int work = entry.work;
+      const v8_tile t = entry.t;
       if (!work) {
         if (lane == 0) v8_release(&empty[s]);
         break;
@@ -369,10 +371,11 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
 
       /* ---- epilogue (v3's): registers -> swizzled staging (bf16) -> global, two passes of 128
        * columns (SiLU*mul: one pass of the 128 output columns). */
-      const int r_lo = warp * 16 + lane / 4;
-      const int x = r_lo & 7;
-      uint8_t* row_lo = my_c + r_lo * 128 + 4 * (lane % 4);
-      uint8_t* row_hi = row_lo + 8 * 128;
+      /* stmatrix.x4 of 8-column groups i, i + 1 (gemm_v2.cu store_tile): lane 8m + j addresses
+       * row j of matrix m (m & 1: rows + 8; m >> 1: group + 1), unit (i & 7) ^ (m >> 1) ^ j. */
+      const uint32_t sm_row =
+          xs_smem_u32(my_c) + (warp * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * 128;
+      const int st_y = (lane >> 4) ^ (lane & 7);
       const int out_row0 = t.row0 + 64 * half; /* first output row of this half */
       const int out_col0 = t.nb * out_cols;
       const int tma = p.epi.store == XS_GEMM_STORE_LOCAL;
@@ -385,22 +388,27 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
         if (tma && tid == 0) xs_bulk_wait_read_all();
         xs_named_bar_sync(1 + half, 128);
         if (silu) {
-#pragma unroll
-          for (int i = 0; i < BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
+          /* gate column pair i <-> up pair i + BN/16 */
+          auto w = [&](int i, int hi) {
             const int j = i + BN / 16;
-            const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-            *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
-                                                         xsg_silu_mul(d[4 * i + 1], d[4 * j + 1]));
-            *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                                                         xsg_silu_mul(d[4 * i + 3], d[4 * j + 3]));
-          }
-        } else {
+            return xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2 * hi], d[4 * j + 2 * hi]),
+                                   xsg_silu_mul(d[4 * i + 2 * hi + 1], d[4 * j + 2 * hi + 1]));
+          };
+          static_assert((BN / 16) % 2 == 0, "stmatrix.x4 takes 8-column groups in pairs");
 #pragma unroll
-          for (int il = 0; il < GPP; il++) {
+          for (int i = 0; i < BN / 16; i += 2)
+            xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), w(i, 0), w(i, 1),
+                           w(i + 1, 0), w(i + 1, 1));
+        } else {
+          auto w = [&](int i, int hi) {
+            return xsg_pack_bf16x2(d[4 * i + 2 * hi], d[4 * i + 2 * hi + 1]);
+          };
+          static_assert(GPP % 2 == 0, "stmatrix.x4 takes 8-column groups in pairs");
+#pragma unroll
+          for (int il = 0; il < GPP; il += 2) {
             const int i = ps * GPP + il; /* compile-time after unrolling */
-            const int off = (il >> 3) * 8192 + (((il & 7) ^ x) << 4);
-            *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(d[4 * i], d[4 * i + 1]);
-            *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(d[4 * i + 2], d[4 * i + 3]);
+            xs_stmatrix_x4(sm_row + (il >> 3) * 8192 + (((il & 7) ^ st_y) << 4), w(i, 0), w(i, 1),
+                           w(i + 1, 0), w(i + 1, 1));
           }
         }
         const int col0 = out_col0 + ps * cfg::STAGE_COLS; /* first output column of the pass */

@@ -110,6 +110,28 @@ static __device__ __forceinline__ uint8_t* xsg_smem_align1024(uint8_t* raw) {
   return raw + ((1024u - (xs_smem_u32(raw) & 1023u)) & 1023u);
 }
 
+/* A ring slot's schedule entry (POD of ints) as lane 0 of the warp read it, given to every lane.
+ * NOTE: only lane 0 reads the shared entry, so every read of it is ordered before lane 0's
+ * release of the slot (its arrive on `empty`), after which the producer may rewrite it. When all
+ * lanes read it, compute-sanitizer racecheck reported the other lanes' reads against the
+ * producer's next write of the entry (a __syncwarp between them did not satisfy it). */
+template <class T> static __device__ __forceinline__ T xsg_entry_lane0(const T* entry) {
+  static_assert(sizeof(T) % 4 == 0, "an entry of 32-bit words");
+  constexpr int W = sizeof(T) / 4;
+  int w[W];
+  if ((threadIdx.x & 31) == 0) {
+#pragma unroll
+    for (int i = 0; i < W; i++)
+      w[i] = ((const volatile int*)entry)[i];
+  }
+#pragma unroll
+  for (int i = 0; i < W; i++)
+    w[i] = __shfl_sync(0xffffffffu, w[i], 0);
+  T t;
+  memcpy(&t, w, sizeof(T));
+  return t;
+}
+
 /* Byte offset of element (row, col) in a consumer's staging area: 64-column chunks of 64 rows x
  * 128 bytes, 16-byte units swizzled with row % 8 — the layout TMA's 128B swizzle expects, and
  * conflict-free for the accumulator fragment (8 rows x 4 column pairs per warp store). */
