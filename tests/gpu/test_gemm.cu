@@ -493,16 +493,16 @@ static void test_auto_choice(void) {
   XT_CHECK_MSG(t.tile_m == 64 && t.tile_n == 256 && t.m_blocks == 2 && t.n_blocks == 16,
                "v10 masked M=65: tile %dx%d, %d x %d blocks", t.tile_m, t.tile_n, t.m_blocks,
                t.n_blocks);
-  /* AUTO never picks v8-v12 (explicit only: measured, none faster than v3), on any layout or
-   * size. */
+  /* AUTO never picks v8-v10, v12 or v13 (explicit only: measured, none faster than v3), on any
+   * layout or size; v11 only in v3's place without SiLU*mul (session 5). */
   a.version = XS_GEMM_AUTO, a.K = 7168;
   static const int shapes[][3] = {
       {8192, 8192, 8192}, {4096, 28672, 8192}, {2048, 3072, 4096}, {512, 7168, 2048}};
   for (int i = 0; i < 4; i++) {
     a.layout = XS_GEMM_DENSE, a.M = shapes[i][0], a.N = shapes[i][1], a.K = shapes[i][2];
     XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
-    XT_CHECK_MSG(t.version < XS_GEMM_V8, "dense %dx%dx%d: AUTO picked v%d", a.M, a.N, a.K,
-                 (int)t.version);
+    XT_CHECK_MSG(t.version < XS_GEMM_V8 || t.version == XS_GEMM_V11,
+                 "dense %dx%dx%d: AUTO picked v%d", a.M, a.N, a.K, (int)t.version);
   }
   for (int m = 128; m <= 4096; m *= 2)
     for (int layout = 1; layout <= 2; layout++)
@@ -510,8 +510,8 @@ static void test_auto_choice(void) {
         a.layout = (xs_gemm_layout)layout, a.experts = 8, a.N = 4096, a.K = 7168;
         a.M = layout == XS_GEMM_GROUPED_CONTIG ? 8 * m : m;
         XT_CHECK(xs_gemm_tiles(&t, &a, (xs_gemm_act)act) == XS_OK);
-        XT_CHECK_MSG(t.version < XS_GEMM_V8, "layout %d M=%d act %d: AUTO picked v%d", layout, a.M,
-                     act, (int)t.version);
+        XT_CHECK_MSG(t.version < XS_GEMM_V8 || (t.version == XS_GEMM_V11 && act == 0),
+                     "layout %d M=%d act %d: AUTO picked v%d", layout, a.M, act, (int)t.version);
       }
   cudaFree(buf);
   cudaFree(ints);

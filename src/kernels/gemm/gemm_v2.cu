@@ -136,6 +136,8 @@ struct tile_done {
  * slot of the tile's first k-block, written before that k-block's arrive.expect_tx (which
  * releases it; the consumers' full wait acquires it) and read before the slot is released.
  * index < 0: the schedule has ended (the slot then carries no loads, only the producer's arrive).
+ * row_end < 0 (the compacted MASKED schedule): the consumers load the expert's rows themselves
+ * (xsg_masked_rows), so that the producer's first TMA issue does not wait on a global load.
  * NOTE: tuning round 10. Each role used to compute the next tile's coordinates itself at the tile
  * boundary (raster divisions, constant-bank loads, the contiguous layout's expert search): 1.0-1.2
  * us per tile on the H200 (bench/gemm_probe.cu's trace), with the tensor cores idle, and the
@@ -155,6 +157,11 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
     const int index =
         p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
     const xsg_tile t = xsg_tile_decode(&p.grid, index);
+    if (p.compact) { /* every compacted position has work; row_end -1: the consumers load it */
+      ti = {index, t.mb * p.tile_m, -1, t.g, t.nb};
+      k += gridDim.x;
+      return 1;
+    }
     int row0, row_end, expert;
     if (xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) {
       ti = {index, row0, row_end, expert, t.nb};
@@ -581,7 +588,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (lane == 0) xs_mbar_arrive(&empty[s]);
         break;
       }
-      const int tile_index = ti.index, row0 = ti.row0, row_end = ti.row_end, expert = ti.expert;
+      const int tile_index = ti.index, row0 = ti.row0, expert = ti.expert;
+      const int row_end = ti.row_end >= 0 ? ti.row_end : xsg_masked_rows(p, expert);
       /* The tile's map entry is loaded now: its latency passes under the main loop instead of
        * adding to the epilogue (a one-wave problem has nothing else to hide it under). */
       xs_gemm_tile_dst dst = {nullptr, 0};

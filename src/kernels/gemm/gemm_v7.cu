@@ -230,7 +230,10 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
         const xsg_tile t = xsg_tile_decode(&p.grid, v7_tile_at(p, table, k));
         int row0, row_end, expert;
-        if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) continue;
+        if (p.compact) /* every compacted position has work: no count to read (hopper_common) */
+          row0 = t.mb * p.tile_m, expert = t.g;
+        else if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert))
+          continue;
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
         /* B rows of the two halves: [128 nb, +64) and the next 64, or with SiLU the gate rows
@@ -278,7 +281,10 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       const int tile_index = v7_tile_at(p, table, k);
       const xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
       int row0, row_end, expert;
-      if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) continue;
+      if (p.compact) /* no branch on the count: its load passes under the main loop */
+        row0 = t.mb * p.tile_m, expert = t.g, row_end = xsg_masked_rows(p, expert);
+      else if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert))
+        continue;
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;

@@ -101,6 +101,17 @@ static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, cons
   return xsg_tile_rows(&p, t, row0, row_end, expert);
 }
 
+/* The rows a MASKED expert has (its count, at most M): what a tile's epilogue guards its rows
+ * with. NOTE (session 5): a position of the compacted MASKED schedule (p.compact) always has
+ * work, so the producers no longer read the count to learn that: it was a dependent global load
+ * between the schedule table and a kernel's first TMA issue. Whoever needs row_end loads it with
+ * this at the tile's start; only the epilogue uses the value, so the load's latency passes under
+ * the main loop. */
+static __device__ __forceinline__ int xsg_masked_rows(const xsg_params& p, int expert) {
+  const int count = p.m_counts[expert];
+  return count < p.M ? count : p.M;
+}
+
 /* The dynamic shared memory rounded up to 1024 bytes (128B-swizzled TMA boxes and wgmma
  * descriptors need it), by pointer arithmetic on the shared array. NOTE: rounding through
  * uintptr_t, as v2-v10 did until session 5, hid from the compiler that the result points to shared
