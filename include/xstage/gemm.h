@@ -147,9 +147,14 @@ typedef struct xs_gemm_schedule {
   int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
   int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM; v8: 0 means
                            two per co-resident cluster, else rounded down to even, >= 2) */
+  int no_pdl; /* 0 (default): v2-v13 launch with programmatic dependent launch (PDL): the kernel
+                 may be scheduled while the stream's previous kernel finishes, sets itself up
+                 (barriers, tensor maps) and waits for that kernel's completion and memory
+                 (griddepcontrol.wait) before its first global access; it lets a following PDL
+                 launch start the same way. Same results as a plain launch. 1: plain launch. */
 } xs_gemm_schedule;
 #define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
-  { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0 }
+  { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0, 0 }
 
 /* One GEMM call. Device pointers; all buffers bf16 unless stated. */
 typedef struct xs_gemm_args {

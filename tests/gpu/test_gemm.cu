@@ -11,7 +11,9 @@
  * v9 (v7's two tile streams with 128-token tiles) on odd shapes, both grouped layouts with empty
  * and one-token experts, every epilogue and order, few CTAs, and AUTO never picking it; v10 (v3's
  * wgmma on 64 x 256 tiles, two independent tile streams per CTA) the same way, plus its tiling,
- * its refusals (shapes TMA cannot describe) and AUTO never picking it.
+ * its refusals (shapes TMA cannot describe) and AUTO never picking it. Every launch is a
+ * programmatic dependent launch (the default) after the poison fill, except the variants marked
+ * no-pdl (a plain launch), which every Hopper family has some of.
  * Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
@@ -43,7 +45,8 @@ typedef struct variant {
   int swizzle;
   int list; /* 1: ORDER_LIST with the tiles in reverse */
   int flags;
-  int ctas; /* persistent CTAs (schedule.max_ctas), 0: one per SM */
+  int ctas;   /* persistent CTAs (schedule.max_ctas), 0: one per SM */
+  int no_pdl; /* 1: schedule.no_pdl (a plain launch; the default is a PDL launch) */
 } variant;
 
 #define CK(call)                                                                                   \
@@ -105,18 +108,19 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   sched.order = v->order;
   sched.swizzle = v->swizzle;
   sched.max_ctas = v->ctas;
+  sched.no_pdl = v->no_pdl;
   xs_gemm_tiling t;
   int ok = 1;
   xs_result res = xs_gemm_tiles(&t, &a, epi.act);
   char line[256];
   snprintf(line, sizeof line,
-           "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s ctas=%d", tag,
+           "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s ctas=%d%s", tag,
            (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
            v->store == XS_GEMM_STORE_MAP ? "map" : "local",
            v->list                              ? "list-reversed"
            : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
                                                 : "raster-m",
-           v->flags ? " flags" : "", v->ctas);
+           v->flags ? " flags" : "", v->ctas, v->no_pdl ? " no-pdl" : "");
   if (res == XS_ERR_UNSUPPORTED && v->version != XS_GEMM_V1) {
     g_unsupported++;
     printf("  unsupported (expected for this shape/GPU): %s: %s\n", line, xs_last_error());
@@ -277,7 +281,7 @@ static void test_epilogues_and_orders(void) {
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
     variant flags = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
-    variant rn = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0};
+    variant rn = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 1};
     variant list = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1};
     variant plain = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0};
     run_one(&p, &map, "epi");
@@ -376,7 +380,7 @@ static void test_v7_small_rows(void) {
   const problem half = {XS_GEMM_GROUPED_MASKED, 16, 64, 72, 300, many, 0};
   const problem half_silu = {XS_GEMM_GROUPED_MASKED, 16, 144, 72, 300, many, 1};
   variant v7 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
-  variant v7few = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 3};
+  variant v7few = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 3, 1};
   run_one(&narrow, &v7, "v7edge");
   run_one(&narrow, &v7few, "v7edge");
   run_one(&half, &v7, "v7edge");
@@ -532,7 +536,7 @@ static void test_v8_pairs(void) {
     for (int ni = 0; ni < 4; ni++) {
       const problem d = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(mi + ni) % 3], 0, NULL, 0};
       variant plain = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
-      variant one = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 2};
+      variant one = {XS_GEMM_V8, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 2, 1};
       variant map = {XS_GEMM_V8, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 3};
       run_one(&d, &plain, "v8dense");
       run_one(&d, &one, "v8dense");
@@ -691,7 +695,7 @@ static void test_v11_v13_epilogues(void) {
     static const int Ks[] = {8, 64, 65, 200, 1000};
     const xs_gemm_version vv = (xs_gemm_version)ver;
     variant plain = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
-    variant one = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1};
+    variant one = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 1, 1};
     variant map = {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 1, 3};
     variant list = {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 3};
     const variant* dv[4] = {&plain, &one, &map, &list};

@@ -165,6 +165,23 @@ XS_DEV void xs_named_bar_sync(uint32_t id, uint32_t nthreads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(nthreads) : "memory");
 }
 
+/* ---- programmatic dependent launch ---- */
+
+/* griddepcontrol.wait: block until the grids this one depends on programmatically (it was
+ * launched with cudaLaunchAttributeProgrammaticStreamSerialization) have completed and their
+ * memory operations are visible; without such a dependency it returns at once. SASS ACQBULK. */
+XS_DEV void xs_griddep_wait(void) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+/* griddepcontrol.launch_dependents: this CTA no longer holds back the launch of a grid that
+ * depends on this one programmatically (it launches once every CTA has signalled or exited);
+ * the dependent still waits for this grid's completion in its own griddepcontrol.wait. SASS
+ * PREEXIT. */
+XS_DEV void xs_griddep_launch_dependents(void) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
 /* stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 bf16 matrices; lane l's
  * r[m] holds row l / 4, columns 2 (l % 4) .. +1 of matrix m (the mma / wgmma accumulator
  * fragment), and lane 8m + j gives the shared address of matrix m's row j (16 bytes). One

@@ -39,6 +39,7 @@ typedef struct xsg_params {
   unsigned long long* trace;
   int trace_cap;
   int probe_delay_ns; /* probe modes 5 and 8: odd CTAs start this much later (0: not) */
+  int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -99,6 +100,27 @@ static inline __host__ __device__ int xsg_tile_rows(const xsg_params* p, xsg_til
 static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
   return p->order_list ? p->order_list[k] : xsg_order_tile(&p->grid, k);
 }
+
+#ifdef __CUDACC__
+/* Launch a Hopper kernel (v2-v13) with `ctas` CTAs of `threads`, `smem` bytes of dynamic shared
+ * memory, on `stream`; with p.pdl, as a programmatic dependent launch (the kernel calls
+ * griddepcontrol.wait before its first global access: hopper_common.cuh xsg_griddep_enter). */
+template <class... Params, class... Args>
+static cudaError_t xsg_launch(void (*kernel)(Params...), const xsg_params& p, int ctas, int threads,
+                              int smem, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)ctas);
+  c.blockDim = dim3((unsigned)threads);
+  c.dynamicSmemBytes = (size_t)smem;
+  c.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[0].val.programmaticStreamSerializationAllowed = 1;
+  c.attrs = at;
+  c.numAttrs = p.pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&c, kernel, static_cast<Args&&>(args)...);
+}
+#endif
 
 /* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already
  * clamped). */

@@ -99,6 +99,7 @@ __global__ void __launch_bounds__(v10_cfg::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
+  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
   if (p.compact) xsg_build_masked_table(table, &p);
   __syncthreads();
   /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
@@ -290,6 +291,6 @@ cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const 
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  gemm_kernel_v10<<<ctas, v10_cfg::THREADS, v10_cfg::SMEM, stream>>>(*map_a, *map_b, *map_c, *p);
-  return cudaGetLastError();
+  return xsg_launch(gemm_kernel_v10, *p, ctas, v10_cfg::THREADS, v10_cfg::SMEM, stream, *map_a,
+                    *map_b, *map_c, *p);
 }

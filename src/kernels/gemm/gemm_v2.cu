@@ -440,6 +440,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
+  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
   if (p.compact) xsg_build_masked_table(table, &p);
   /* CONTIG: the expert offsets in shared memory, so the producer's expert search (a binary
    * search, one dependent load per step) never waits on global memory; at a kernel's first tile
@@ -740,8 +741,8 @@ static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUte
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  gemm_kernel_hopper<BN, MODE><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *mc, *p);
-  return cudaGetLastError();
+  return xsg_launch(gemm_kernel_hopper<BN, MODE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
+                    *mb, *mc, *p);
 }
 
 cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUtensorMap* map_a,

@@ -207,6 +207,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     }
     xs_fence_mbar_init();
   }
+  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
   if (p.compact) xsg_build_masked_table(table, &p);
   if (contig_table)
     for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
@@ -364,8 +365,7 @@ static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUte
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  gemm_kernel_v7<BT><<<ctas, cfg::THREADS, cfg::SMEM, stream>>>(*ma, *mb, *p);
-  return cudaGetLastError();
+  return xsg_launch(gemm_kernel_v7<BT>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p);
 }
 
 } // namespace

@@ -212,6 +212,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
     }
     xs_fence_mbar_init(); /* release.cluster: the partner may arrive on / multicast to these */
   }
+  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
   if (p.compact) {
     /* Pairs with work per expert (MASKED: from the device counts; CONTIG: from the offsets),
      * then their prefix (warp 0). */
@@ -486,6 +487,6 @@ cudaError_t xsg_launch_v8(const xsg_params* p, const CUtensorMap* map_a, const C
   if (ctas < 2 || ctas % 2) return cudaErrorInvalidValue; /* whole clusters of two */
   cudaError_t e = set_attributes();
   if (e != cudaSuccess) return e;
-  gemm_kernel_v8<<<ctas, v8_cfg::THREADS, v8_cfg::SMEM, stream>>>(*map_a, *map_b, *map_c, *p);
-  return cudaGetLastError();
+  return xsg_launch(gemm_kernel_v8, *p, ctas, v8_cfg::THREADS, v8_cfg::SMEM, stream, *map_a, *map_b,
+                    *map_c, *p);
 }

@@ -101,6 +101,18 @@ static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, cons
   return xsg_tile_rows(&p, t, row0, row_end, expert);
 }
 
+/* Every thread, after the shared-memory set-up and before the kernel's first global access
+ * (inputs, counts, offsets, maps, flags, C): wait for the stream's previous kernel when this one
+ * was launched with programmatic dependent launch (xsg_launch), then let a following PDL launch
+ * be scheduled. NOTE (session 5): with p.pdl the CTAs of back-to-back launches start while the
+ * previous grid's last CTAs finish, instead of after it has completed and been launched again;
+ * the trigger comes at once because these grids hold every SM they run on (one CTA of ~227 KB
+ * per SM): a dependent's CTAs get an SM only as one of these exits. */
+static __device__ __forceinline__ void xsg_griddep_enter(void) {
+  xs_griddep_wait();
+  xs_griddep_launch_dependents();
+}
+
 /* The rows a MASKED expert has (its count, at most M): what a tile's epilogue guards its rows
  * with. NOTE (session 5): a position of the compacted MASKED schedule (p.compact) always has
  * work, so the producers no longer read the count to learn that: it was a dependent global load
