@@ -147,11 +147,14 @@ typedef struct xs_gemm_schedule {
   int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
   int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM; v8: 0 means
                            two per co-resident cluster, else rounded down to even, >= 2) */
-  int no_pdl; /* 0 (default): v2-v13 launch with programmatic dependent launch (PDL): the kernel
-                 may be scheduled while the stream's previous kernel finishes, sets itself up
-                 (barriers, tensor maps) and waits for that kernel's completion and memory
-                 (griddepcontrol.wait) before its first global access; it lets a following PDL
-                 launch start the same way. Same results as a plain launch. 1: plain launch. */
+  int pdl; /* 1: v2-v13 launch with programmatic dependent launch (PDL): the kernel may be
+              scheduled while the stream's previous kernel finishes, sets itself up (barriers,
+              tensor maps) and waits for that kernel's completion and memory (griddepcontrol.wait)
+              before its first global access; it lets a following PDL launch start the same way.
+              Same results as a plain launch (0, the default). Measured on the H200 (session 5):
+              back-to-back launches of a grid whose CTAs all carry the same work gain 2-4 % at
+              16-128 tokens per expert; where CTAs carry unequal work or fewer CTAs than SMs run,
+              they lost 3-6 % (src/kernels/gemm/README.md, "Tuning round 11"). */
 } xs_gemm_schedule;
 #define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
   { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0, 0 }

@@ -12,8 +12,8 @@
  * and one-token experts, every epilogue and order, few CTAs, and AUTO never picking it; v10 (v3's
  * wgmma on 64 x 256 tiles, two independent tile streams per CTA) the same way, plus its tiling,
  * its refusals (shapes TMA cannot describe) and AUTO never picking it. Every launch is a
- * programmatic dependent launch (the default) after the poison fill, except the variants marked
- * no-pdl (a plain launch), which every Hopper family has some of.
+ * plain launch (the default) after the poison fill, except the variants marked pdl (a
+ * programmatic dependent launch, xs_gemm_schedule.pdl), which every Hopper family has some of.
  * Skips (exit 77) without a GPU.
  */
 #include <cublas_v2.h>
@@ -45,8 +45,8 @@ typedef struct variant {
   int swizzle;
   int list; /* 1: ORDER_LIST with the tiles in reverse */
   int flags;
-  int ctas;   /* persistent CTAs (schedule.max_ctas), 0: one per SM */
-  int no_pdl; /* 1: schedule.no_pdl (a plain launch; the default is a PDL launch) */
+  int ctas; /* persistent CTAs (schedule.max_ctas), 0: one per SM */
+  int pdl;  /* 1: schedule.pdl (a programmatic dependent launch; the default is a plain one) */
 } variant;
 
 #define CK(call)                                                                                   \
@@ -108,7 +108,7 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   sched.order = v->order;
   sched.swizzle = v->swizzle;
   sched.max_ctas = v->ctas;
-  sched.no_pdl = v->no_pdl;
+  sched.pdl = v->pdl;
   xs_gemm_tiling t;
   int ok = 1;
   xs_result res = xs_gemm_tiles(&t, &a, epi.act);
@@ -120,7 +120,7 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
            v->list                              ? "list-reversed"
            : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
                                                 : "raster-m",
-           v->flags ? " flags" : "", v->ctas, v->no_pdl ? " no-pdl" : "");
+           v->flags ? " flags" : "", v->ctas, v->pdl ? " pdl" : "");
   if (res == XS_ERR_UNSUPPORTED && v->version != XS_GEMM_V1) {
     g_unsupported++;
     printf("  unsupported (expected for this shape/GPU): %s: %s\n", line, xs_last_error());

@@ -382,11 +382,11 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
     xs_gemm_args av = a;
     auto_run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
     auto_row = check(b, name, auto_run, C, ref, st, M, N, &fns);
-    /* The same launched without programmatic dependent launch (the default launches with it) */
+    /* The same launched with programmatic dependent launch (xs_gemm_schedule.pdl) */
     if (ta.version != XS_GEMM_V1) {
       xs_gemm_schedule np = sched;
-      np.no_pdl = 1;
-      snprintf(name, sizeof name, "auto -> v%d, no PDL", (int)ta.version);
+      np.pdl = 1;
+      snprintf(name, sizeof name, "auto -> v%d, PDL", (int)ta.version);
       check(
           b, name, [=]() { return xs_gemm_run(&av, plain, np, NULL); }, C, ref, st, M, N, &fns);
     }
@@ -691,15 +691,15 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xsg_bench_row* masked_auto = check(
       b, name, [=]() { return xs_gemm_run(&am, epi, sched, NULL); }, Cm, ref_m, sm, rows_m, n_out,
       &fns);
-  /* AUTO's picks launched without programmatic dependent launch (xs_gemm_schedule.no_pdl; the
-   * library's default launches with it, session 5): what PDL gives back-to-back launches. */
+  /* AUTO's picks launched with programmatic dependent launch (xs_gemm_schedule.pdl, session 5):
+   * what PDL gives back-to-back launches. */
   xs_gemm_schedule np = sched;
-  np.no_pdl = 1;
-  const xsg_bench_row* contig_np = check(
-      b, "contig auto, no PDL", [=]() { return xs_gemm_run(&ac, epi, np, NULL); }, Cc, ref_c, sc,
+  np.pdl = 1;
+  const xsg_bench_row* contig_pdl = check(
+      b, "contig auto, PDL", [=]() { return xs_gemm_run(&ac, epi, np, NULL); }, Cc, ref_c, sc,
       rows_c, n_out, &fns);
-  const xsg_bench_row* masked_np = check(
-      b, "masked auto, no PDL", [=]() { return xs_gemm_run(&am, epi, np, NULL); }, Cm, ref_m, sm,
+  const xsg_bench_row* masked_pdl = check(
+      b, "masked auto, PDL", [=]() { return xs_gemm_run(&am, epi, np, NULL); }, Cm, ref_m, sm,
       rows_m, n_out, &fns);
   /* AUTO's contiguous pick with raster bands of 4 and 16 m-blocks beside the default 8: whether
    * the L2 footprint of a band (experts x weights) matters for grouped shapes (tuning round 9). */
@@ -726,22 +726,22 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
      * ratio of its time to ours (> 1: ours faster): AUTO per layout and the best row. */
     const size_t first_ours = 3;
     size_t best = first_ours;
-    double r_contig = NAN, r_masked = NAN, r_contig_np = NAN, r_masked_np = NAN;
+    double r_contig = NAN, r_masked = NAN, r_contig_pdl = NAN, r_masked_pdl = NAN;
     for (size_t i = first_ours; i < fns.size(); i++) {
       const double r = median_ratio(fns[2], fns[i]);
       if (r > median_ratio(fns[2], fns[best])) best = i;
       if (fns[i].row == contig_auto) r_contig = r;
       if (fns[i].row == masked_auto) r_masked = r;
-      if (fns[i].row == contig_np) r_contig_np = r;
-      if (fns[i].row == masked_np) r_masked_np = r;
+      if (fns[i].row == contig_pdl) r_contig_pdl = r;
+      if (fns[i].row == masked_pdl) r_masked_pdl = r;
     }
     at = strlen(detail);
     if (at < dl && fns.size() > first_ours)
       snprintf(detail + at, dl - at,
                "\n#   vs strided batched: contig auto %.3f, masked auto %.3f, best %.3f (%s); "
-               "without PDL: contig auto %.3f, masked auto %.3f",
+               "with PDL: contig auto %.3f, masked auto %.3f",
                r_contig, r_masked, median_ratio(fns[2], fns[best]), fns[best].row->name,
-               r_contig_np, r_masked_np);
+               r_contig_pdl, r_masked_pdl);
     /* The same comparison head to head (alternating order, only the two rows): AUTO per layout
      * and the best row of the interleaved rounds. */
     double h[3] = {NAN, NAN, NAN};

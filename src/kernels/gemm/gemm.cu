@@ -311,7 +311,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.m_offsets = a->m_offsets;
   p.m_counts = a->m_counts;
   p.epi = epi;
-  p.pdl = !sched.no_pdl;
+  p.pdl = sched.pdl;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the

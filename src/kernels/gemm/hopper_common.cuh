@@ -103,11 +103,14 @@ static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, cons
 
 /* Every thread, after the shared-memory set-up and before the kernel's first global access
  * (inputs, counts, offsets, maps, flags, C): wait for the stream's previous kernel when this one
- * was launched with programmatic dependent launch (xsg_launch), then let a following PDL launch
- * be scheduled. NOTE (session 5): with p.pdl the CTAs of back-to-back launches start while the
- * previous grid's last CTAs finish, instead of after it has completed and been launched again;
- * the trigger comes at once because these grids hold every SM they run on (one CTA of ~227 KB
- * per SM): a dependent's CTAs get an SM only as one of these exits. */
+ * was launched with programmatic dependent launch (xsg_launch with p.pdl; a no-op otherwise),
+ * then let a following PDL launch be scheduled. With PDL the CTAs of back-to-back launches start
+ * while the previous grid's last CTAs finish, instead of after it has completed and been
+ * launched again. The trigger comes at once: these grids take one CTA of ~227 KB per SM, so a
+ * dependent's CTAs get an SM only where none of these runs or as one exits. NOTE (session 5):
+ * those CTAs then land on SMs in the order they free up, not spread over the GPU as a fresh
+ * launch places them; the measured losses (grids with unequal CTAs or idle SMs) fit that, and
+ * are why PDL is the caller's choice (xs_gemm_schedule.pdl), not the default. */
 static __device__ __forceinline__ void xsg_griddep_enter(void) {
   xs_griddep_wait();
   xs_griddep_launch_dependents();
