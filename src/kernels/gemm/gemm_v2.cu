@@ -53,8 +53,8 @@ template <int BN_> struct hopper_cfg {
    * the addresses and the epilogue (no spills in ptxas -v). The producer holds the current and
    * the next tile (tuning round 10): 48 registers were enough until its shared-memory pointers
    * became 32-bit (session 5: xsg_smem_align1024), after which ptxas spilled 4-12 bytes there;
-   * 56 (at 40 it spilled 60-72 bytes). The consumers get 224 (v3: no spills; v11 spills 48
-   * bytes, 4 at 232).
+   * 56 (at 40 it spilled 60-72 bytes). The consumers get 224: no spills in any mode since then
+   * (v11 spilled 4 bytes at 232, 40 at 224 while its pointers were generic).
    * NOTE: setmaxnreg moves registers inside the CTA's launch allocation, 168 per thread at 384
    * threads (65536 / 384 rounded down to 8), not the whole 65536: 48*128 + 232*256 is over it by
    * 1024, and the consumers' setmaxnreg.inc then waits forever (the first build of round 10 hung
