@@ -141,6 +141,40 @@ static void test_masked_compact(void) {
   XT_EQ_INT(xsg_tile_decode(&g, xsg_masked_tile(&g, pre, E, 4)).g, 2);
 }
 
+/* xsg_masked_coords' one-m-block shortcut gives what xsg_order_tile gives on the expert's
+ * sub-grid (one used m-block: the n-blocks in order, under both rasters and every band), and
+ * its coordinates always match the tile index xsg_masked_tile returns. */
+static void test_masked_coords(void) {
+  static const int32_t counts[] = {16, 0, 5, 16, 1, 0, 0, 9};
+  enum { E = 8, M = 16, TM = 16 };
+  static const int nbs[] = {1, 3, 7, 32};
+  static const int swz[] = {1, 2, 5, 8, 64};
+  int32_t pre[E + 1];
+  for (int ni = 0; ni < 4; ni++)
+    for (int order = 0; order < 2; order++)
+      for (int si = 0; si < 5; si++) {
+        const xsg_grid g = {E, 1, nbs[ni], order, swz[si]};
+        const int total = xsg_masked_prefix(pre, counts, E, M, TM, g.n_blocks);
+        XT_EQ_INT(total, 5 * g.n_blocks);
+        int bad = 0;
+        for (int k = 0; k < total; k++) {
+          const xsg_tile c = xsg_masked_coords(&g, pre, E, k);
+          int e = 0; /* the expert by a linear walk, the tile by the general order */
+          while (pre[e + 1] <= k)
+            e++;
+          xsg_grid sub = g;
+          sub.groups = 1;
+          const xsg_tile want = xsg_tile_decode(&g, xsg_order_tile(&sub, k - pre[e]));
+          const xsg_tile back = xsg_tile_decode(&g, xsg_masked_tile(&g, pre, E, k));
+          if (c.g != e || c.mb != want.mb || c.nb != want.nb || back.g != c.g || back.mb != c.mb ||
+              back.nb != c.nb)
+            bad++;
+        }
+        XT_CHECK_MSG(bad == 0, "nb %d order %d swizzle %d: %d wrong", g.n_blocks, order, g.swizzle,
+                     bad);
+      }
+}
+
 /* v7's tile height: the least of 16, 32, 64 holding the rows per group, and a divisor of the
  * contiguous layout's segment alignment (a tile never straddles two experts). */
 static void test_v7_tile_m(void) {
@@ -407,6 +441,7 @@ int main(void) {
   XT_RUN(test_contig_layout);
   XT_RUN(test_contig_layout_errors);
   XT_RUN(test_masked_compact);
+  XT_RUN(test_masked_coords);
   XT_RUN(test_v7_tile_m);
   XT_RUN(test_streams);
   XT_RUN(test_pairs_dense);

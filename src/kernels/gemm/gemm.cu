@@ -248,9 +248,14 @@ xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows
   cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
   cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
   cuuint32_t elem[3] = {1, 1, 1};
+  static const CUtensorMapL2promotion promo[5] = {
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
+  const int pi = xsg_probe.l2_promo >= 0 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo : 0;
   CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void*)base, dims, strides, box, elem,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promo[pi],
+                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return xsi_set_error(XS_ERR_CUDA, "gemm: tensor map for %s (%lld x %lld x %lld): error %d",
                          what, (long long)inner, (long long)rows, (long long)batch, (int)r);
@@ -380,6 +385,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     CUtensorMap ma, mb;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, t.tile_m, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));
+    if (xsg_probe.v7_mode == 1) p.trace = xsg_probe.trace;
     err = xsg_launch_v7(&p, &ma, &mb, ctas, s);
   } else {
     int tm_unused, bn;
@@ -413,7 +419,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

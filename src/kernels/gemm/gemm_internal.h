@@ -64,12 +64,25 @@ typedef struct xsg_params {
  */
 #define XSG_TRACE_HEAD 4
 #define XSG_TRACE_REC 14
+/* v7's trace (xsg_probe.v7_mode = 1; one launch, correct output): per CTA XSG_V7_TRACE words of
+ * %globaltimer ns: [0] entry, [1] set-up done (after the first __syncthreads), [2 + s] producer s's
+ * first TMA issued, [4 + s] consumer s past its first full wait, [6 + s] consumer s's first main
+ * loop done, [8 + s] its last main loop done, [10 + s] its last epilogue done, [12 + s] its
+ * tiles, [14 + s] its k-blocks, [16 + s] the summed main-loop ns, [18] %smid, [19] spare;
+ * [20] thread 0 after the barrier init, [21] after the schedule table, [22 + s] producer s in its
+ * branch, [24 + s] its first real tile decoded (after the table; the speculative start loads
+ * before it), [26 + s] its first slot armed (empty wait, expect_tx),
+ * [28 + s] consumer s in its branch, [30], [31] spare. */
+#define XSG_V7_TRACE 32
 typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
   int trace_cap;             /* records per warpgroup and CTA */
   int delay_ns; /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
                    that half the CTAs reach their tile boundaries out of step with the others */
+  int v7_mode;  /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
+  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
+                   4 256 B */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

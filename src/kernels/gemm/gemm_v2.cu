@@ -81,7 +81,9 @@ template <int BN_> struct hopper_cfg {
    * staging, 218 KB, three store passes per tile), 128x208 -> 4 x 42 KB (202 KB), 128x128 ->
    * 6 x 32 KB */
   static constexpr int STAGES = BN == 128 ? 6 : 4;
-  static constexpr int BAR_BYTES = 2 * STAGES * 8;
+  static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8; /* full, empty, table_ready */
+  /* k-blocks the producer loads before the schedule table exists (xsg_spec_guess) */
+  static constexpr int SPEC = 2;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
   /* The producer's tile entries (struct tile_info, 32 bytes each), one per ring slot. */
@@ -154,14 +156,14 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
                                          const int32_t* offsets, int positions, int& k,
                                          tile_info& ti) {
   for (; k < positions; k += gridDim.x) {
-    const int index =
-        p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
-    const xsg_tile t = xsg_tile_decode(&p.grid, index);
     if (p.compact) { /* every compacted position has work; row_end -1: the consumers load it */
-      ti = {index, t.mb * p.tile_m, -1, t.g, t.nb};
+      const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, k);
+      ti = {xsg_tile_index(&p.grid, t.g, t.mb, t.nb), t.mb * p.tile_m, -1, t.g, t.nb};
       k += gridDim.x;
       return 1;
     }
+    const int index = xsg_position_tile(&p, k);
+    const xsg_tile t = xsg_tile_decode(&p.grid, index);
     int row0, row_end, expert;
     if (xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) {
       ti = {index, row0, row_end, expert, t.nb};
@@ -419,7 +421,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   uint8_t* stage_c = smem + cfg::STAGES * cfg::STAGE_BYTES; /* C staging, 2 x BM/2 rows */
   uint64_t* full = (uint64_t*)(stage_c + cfg::C_BYTES);
   uint64_t* empty = full + cfg::STAGES;
-  int32_t* table = (int32_t*)(empty + cfg::STAGES); /* p.compact: the masked work prefix */
+  uint64_t* table_ready = empty + cfg::STAGES;  /* count 32: warp 3 built the table */
+  int32_t* table = (int32_t*)(table_ready + 1); /* p.compact: the masked work prefix */
   tile_info* info = (tile_info*)((uint8_t*)table + cfg::TABLE_BYTES); /* one per ring slot */
   static_assert(sizeof(tile_info) <= 32 && cfg::TABLE_BYTES % 4 == 0, "tile entries");
 
@@ -438,19 +441,20 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       xs_mbar_init(&full[s], 1);
       xs_mbar_init(&empty[s], 4 * cfg::CONSUMERS);
     }
+    xs_mbar_init(table_ready, 32);
     xs_fence_mbar_init();
   }
-  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
-  if (p.compact) xsg_build_masked_table(table, &p);
+  if (threadIdx.x == 96) xsg_warm_params(p); /* warp 3 (idle producer warp) */
+  xsg_griddep_enter();                       /* PDL: the previous kernel is done from here on */
+  __syncthreads();                           /* the barriers are initialized */
   /* CONTIG: the expert offsets in shared memory, so the producer's expert search (a binary
    * search, one dependent load per step) never waits on global memory; at a kernel's first tile
-   * that was ~3 dependent misses before its first load could be issued (tuning round 10). */
+   * that was ~3 dependent misses before its first load could be issued (tuning round 10).
+   * NOTE (session 6): this table and the MASKED compacted prefix are built by warp 3 alone and
+   * announced on table_ready, so the producer's speculative first loads (xsg_spec_guess) go out
+   * without waiting for them. */
   const int contig_table =
       p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
-  if (contig_table)
-    for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
-      table[e] = p.m_offsets[e];
-  __syncthreads();
   const int32_t* offsets = contig_table ? table : p.m_offsets;
   /* TRACE: this CTA's stamps (gemm_internal.h). */
   unsigned long long* const trace =
@@ -460,13 +464,17 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     trace[0] = xs_clock64();
     trace[1] = xs_globaltimer();
   }
-  /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
-  const int positions = p.compact ? table[p.experts] : p.positions;
+  /* The speculative start: this CTA's first tile if no expert before it is empty (both roles
+   * compute it; hopper_common.cuh xsg_spec_guess). */
+  int g_guess = 0, nb_guess = 0;
+  const int spec = xsg_spec_guess(p, blockIdx.x, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
 
   if (wg == 0) {
     /* ================= producer warpgroup ================= */
     xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
-    if (threadIdx.x == 0) {
+    if (threadIdx.x >= 96) {
+      xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32);
+    } else if (threadIdx.x == 0) {
       if (TRACE && p.probe_delay_ns > 0 && (blockIdx.x & 1)) { /* probe: out of step */
         const uint64_t t0 = xs_globaltimer();
         while (xs_globaltimer() - t0 < (uint64_t)p.probe_delay_ns) {
@@ -477,7 +485,30 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       int jp = 0; /* TRACE: tiles loaded so far */
       int k = blockIdx.x;
       tile_info cur = {-1, 0, 0, 0, 0};
+      /* The guessed tile's first k-blocks, before the table exists. */
+      const tile_info guess = {xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess,
+                               nb_guess};
+      for (int kb = 0; kb < spec; kb++) {
+        const int b_row0 = silu ? nb_guess * (BN / 2) : nb_guess * BN;
+        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
+        uint8_t* sa = ring + s * cfg::STAGE_BYTES;
+        uint8_t* sb = sa + cfg::A_BYTES;
+        if (kb == 0) info[s] = guess; /* fresh slots: no empty wait */
+        xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
+                                                        : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
+        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, 0, g_guess);
+        xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, g_guess);
+        if (b_row1 < p.N)
+          xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, g_guess);
+        s++; /* spec < STAGES: no wrap */
+      }
+      xsg_wait_timed(table_ready, 0);
+      /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
+      const int positions = p.compact ? table[p.experts] : p.positions;
       int have = next_tile(p, table, offsets, positions, k, cur);
+      /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
+       * those slots unused) */
+      int kb_start = spec && have && cur.index == guess.index ? spec : 0;
       while (have) {
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? cur.expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : cur.expert;
@@ -494,7 +525,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         }
         tile_info nxt = {-1, 0, 0, 0, 0};
         int have_next = 0;
-        for (int kb = 0; kb < k_blocks; kb++) {
+        if (kb_start) have_next = next_tile(p, table, offsets, positions, k, nxt);
+        for (int kb = kb_start; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
@@ -519,6 +551,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         }
         cur = nxt;
         have = have_next;
+        kb_start = 0;
       }
       /* The end of the schedule: a slot with no loads whose entry says so (the consumers release
        * it like any other, so the drain below sees every slot come back). */
@@ -557,6 +590,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     const int use_slot = MODE == 3 && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
     int jt = 0; /* TRACE: tiles taken so far */
+    if (spec && !xsg_spec_hit(p, table, table_ready, blockIdx.x, g_guess, nb_guess)) {
+      for (int i = 0; i < spec; i++) { /* the producer guessed wrong: drain those slots unused */
+        xs_mbar_wait(&full[s], phase);
+        if (lane == 0) xs_mbar_arrive(&empty[s]);
+        s++; /* spec < STAGES: no wrap */
+      }
+    }
     auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
     auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };
     auto word_d = [&](int i, int hi) {

@@ -120,10 +120,12 @@ template <int BT_> struct v7_cfg {
    * per stream, 2 streams per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of
    * loaded-DRAM latency asks for. */
   static constexpr int FIXED =
-      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8;
+      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 8;
   static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
-  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8;
+  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 8; /* full, empty, table_ready */
+  /* k-blocks a stream loads before its schedule table exists (the speculative start, below) */
+  static constexpr int SPEC = 2;
   static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
   /* NOTE: BT = 128 (v9) holds 2 x 64 fp32 accumulators per consumer thread, more than the
    * 168 registers a thread of a 384-thread CTA may start with, so the warpgroups re-divide the
@@ -145,10 +147,17 @@ template <int BT_> struct v7_cfg {
   static_assert(XS_GEMM_GROUP_ALIGN % BT == 0, "a CONTIG tile never straddles two experts");
 };
 
-/* Schedule position k -> tile index: the MASKED compacted schedule, the caller's list or the
- * raster order. */
-__device__ __forceinline__ int v7_tile_at(const xsg_params& p, const int32_t* table, int k) {
-  return p.compact ? xsg_masked_tile(&p.grid, table, p.experts, k) : xsg_position_tile(&p, k);
+/* Schedule position k -> the tile's coordinates and index: the MASKED compacted schedule
+ * (coordinates first, no division), the caller's list or the raster order. */
+__device__ __forceinline__ xsg_tile v7_tile_at(const xsg_params& p, const int32_t* table, int k,
+                                               int* index) {
+  if (p.compact) {
+    const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, k);
+    *index = xsg_tile_index(&p.grid, t.g, t.mb, t.nb);
+    return t;
+  }
+  *index = xsg_position_tile(&p, k);
+  return xsg_tile_decode(&p.grid, *index);
 }
 
 /* Store one m64 x BT accumulator block of a consumer warpgroup: v[4i + 2h + j] holds weight row
@@ -177,7 +186,33 @@ __device__ __forceinline__ void store_tokens(const float (&v)[BT / 2], uint16_t*
   }
 }
 
-template <int BT>
+/* What a producer loads for one tile: B rows of the two halves and A's rows, the batches. */
+struct v7_load {
+  int b_row0, b_row1, b_batch, row0, a_batch;
+  uint32_t bytes; /* the slot's transaction bytes */
+};
+
+template <class cfg>
+__device__ __forceinline__ v7_load v7_load_of(const xsg_params& p, int silu, int expert, int mb,
+                                              int nb) {
+  v7_load l;
+  l.row0 = mb * p.tile_m;
+  l.a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
+  l.b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
+  /* B rows of the two halves: [128 nb, +64) and the next 64, or with SiLU the gate rows [64 nb,
+   * +64) and the matching up rows (I = N/2 further on). */
+  l.b_row0 = silu ? nb * (cfg::BW / 2) : nb * cfg::BW;
+  l.b_row1 = silu ? l.b_row0 + p.N / 2 : l.b_row0 + cfg::BW / 2;
+  /* NOTE: the full box bytes (TMA counts the zero-filled out-of-bounds part of a box). A second
+   * half wholly past N (no SiLU) is not loaded: its stale rows only feed output columns >= N,
+   * which are never stored. */
+  l.bytes = cfg::A_BYTES + (l.b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2);
+  return l;
+}
+
+/* TRACE (probe only, xsg_probe.v7_mode): %globaltimer stamps per CTA into p.trace
+ * (gemm_internal.h, XSG_V7_TRACE). */
+template <int BT, bool TRACE>
 __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     gemm_kernel_v7(const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b,
@@ -189,7 +224,8 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
   /* STREAMS rings of STAGES slots: [B half 0 | B half 1 | token tile] */
   uint64_t* full = (uint64_t*)(smem + cfg::STREAMS * cfg::STAGES * cfg::SLOT); /* [s][i] */
   uint64_t* empty = full + cfg::STREAMS * cfg::STAGES;
-  int32_t* table = (int32_t*)(empty + cfg::STREAMS * cfg::STAGES);
+  uint64_t* table_ready = empty + cfg::STREAMS * cfg::STAGES; /* count 32: warp 3 */
+  int32_t* table = (int32_t*)(table_ready + 1);
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -197,6 +233,14 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
   /* CONTIG: the expert offsets in shared memory (binary search per tile, both roles). */
   const int contig_table =
       p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
+  unsigned long long* const trace = TRACE ? p.trace + (size_t)blockIdx.x * XSG_V7_TRACE : nullptr;
+  if (TRACE && threadIdx.x == 0) {
+    trace[0] = xs_globaltimer();
+    trace[19] = xs_clock64();
+    uint32_t smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    trace[18] = smid;
+  }
 
   if (threadIdx.x == 0) {
     xs_tma_prefetch_map(&map_a); /* first: the fetch overlaps the set-up below */
@@ -205,60 +249,76 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       xs_mbar_init(&full[i], 1);
       xs_mbar_init(&empty[i], 4);
     }
+    xs_mbar_init(table_ready, 32);
     xs_fence_mbar_init();
+    if (TRACE) trace[20] = xs_clock64();
   }
-  xsg_griddep_enter(); /* PDL: the previous kernel is done from here on */
-  if (p.compact) xsg_build_masked_table(table, &p);
-  if (contig_table)
-    for (int e = threadIdx.x; e <= p.experts; e += blockDim.x)
-      table[e] = p.m_offsets[e];
-  __syncthreads();
-  /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
-  const int positions = p.compact ? table[p.experts] : p.positions;
+  if (threadIdx.x == 96) xsg_warm_params(p); /* warp 3: idle in the producer warpgroup */
+  xsg_griddep_enter();                       /* PDL: the previous kernel is done from here on */
+  __syncthreads();                           /* the barriers are initialized */
+  if (TRACE && threadIdx.x == 0) trace[1] = xs_clock64();
   const int32_t* offsets = contig_table ? table : p.m_offsets;
   const int step = cfg::STREAMS * gridDim.x;
+  /* NOTE (session 6): the schedule table (MASKED compacted prefix, CONTIG offsets) is built by
+   * warp 3 alone and announced on table_ready, so the producers start their speculative loads
+   * (xsg_spec_guess) without waiting for it. */
 
   if (wg == 0) {
     /* ================= producers: lane 0 of warp s feeds stream s ================= */
     if (cfg::WIDE) xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     const int st = threadIdx.x / 32;
+    if (st == 3) {
+      xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32);
+      if (TRACE && threadIdx.x == 96) trace[21] = xs_clock64();
+    }
     if (st < cfg::STREAMS && threadIdx.x % 32 == 0) {
       uint8_t* ring = smem + st * cfg::STAGES * cfg::SLOT;
       uint64_t* my_full = full + st * cfg::STAGES;
       uint64_t* my_empty = empty + st * cfg::STAGES;
       int s = 0;
       uint32_t phase = 0;
-      for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
-        const xsg_tile t = xsg_tile_decode(&p.grid, v7_tile_at(p, table, k));
-        int row0, row_end, expert;
-        if (p.compact) /* every compacted position has work: no count to read (hopper_common) */
-          row0 = t.mb * p.tile_m, expert = t.g;
-        else if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert))
-          continue;
-        const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? expert : 0;
-        const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : expert;
-        /* B rows of the two halves: [128 nb, +64) and the next 64, or with SiLU the gate rows
-         * [64 nb, +64) and the matching up rows (I = N/2 further on). */
-        const int b_row0 = silu ? t.nb * (cfg::BW / 2) : t.nb * cfg::BW;
-        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BW / 2;
-        /* NOTE: the full box bytes (TMA counts the zero-filled out-of-bounds part of a box). A
-         * second half wholly past N (no SiLU) is not loaded: its stale rows only feed output
-         * columns >= N, which are never stored. */
-        const uint32_t bytes = cfg::A_BYTES + (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2);
-        for (int kb = 0; kb < k_blocks; kb++) {
+      bool first = true;
+      if (TRACE) trace[22 + st] = xs_clock64();
+      /* Loads k-blocks [kb0, kb1) of a tile into the ring's next slots. */
+      auto issue = [&](const v7_load& l, int kb0, int kb1) {
+        for (int kb = kb0; kb < kb1; kb++) {
           xsg_wait_timed(&my_empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* slot = ring + s * cfg::SLOT;
-          xs_mbar_arrive_expect_tx(&my_full[s], bytes);
-          xs_tma_load_3d(slot, &map_b, &my_full[s], kb * cfg::BK, b_row0, b_batch);
-          if (b_row1 < p.N)
-            xs_tma_load_3d(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb * cfg::BK, b_row1,
-                           b_batch);
-          xs_tma_load_3d(slot + cfg::B_BYTES, &map_a, &my_full[s], kb * cfg::BK, row0, a_batch);
+          xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
+          if (TRACE && first) trace[26 + st] = xs_clock64();
+          xs_tma_load_3d(slot, &map_b, &my_full[s], kb * cfg::BK, l.b_row0, l.b_batch);
+          if (l.b_row1 < p.N)
+            xs_tma_load_3d(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb * cfg::BK, l.b_row1,
+                           l.b_batch);
+          xs_tma_load_3d(slot + cfg::B_BYTES, &map_a, &my_full[s], kb * cfg::BK, l.row0, l.a_batch);
+          if (TRACE && first) trace[2 + st] = xs_clock64(), first = false;
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
           }
         }
+      };
+      const int k0 = xsg_stream_first(blockIdx.x, st, gridDim.x);
+      int g_guess = 0, nb_guess = 0;
+      /* the speculative start (hopper_common.cuh xsg_spec_guess) */
+      const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
+      if (spec) issue(v7_load_of<cfg>(p, silu, g_guess, 0, nb_guess), 0, spec);
+      xsg_wait_timed(table_ready, 0);
+      /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
+      const int positions = p.compact ? table[p.experts] : p.positions;
+      for (int k = k0; k < positions; k += step) {
+        int tile_index;
+        const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
+        if (TRACE && k == k0) trace[24 + st] = xs_clock64();
+        int row0, row_end, expert;
+        if (p.compact) /* every compacted position has work: no count to read (hopper_common) */
+          row0 = t.mb * p.tile_m, expert = t.g;
+        else if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert))
+          continue;
+        /* the guessed tile: its first k-blocks are in the ring already */
+        const int kb0 =
+            k == k0 && spec && t.g == g_guess && t.mb == 0 && t.nb == nb_guess ? spec : 0;
+        issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, k_blocks);
       }
       xsg_drain_ring(my_empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
@@ -278,9 +338,26 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
     for (int i = 0; i < BT / 2; i++)
       d0[i] = d1[i] = 0.0f;
 
-    for (int k = xsg_stream_first(blockIdx.x, st, gridDim.x); k < positions; k += step) {
-      const int tile_index = v7_tile_at(p, table, k);
-      const xsg_tile t = xsg_tile_decode(&p.grid, tile_index);
+    unsigned long long tr_tiles = 0, tr_kb = 0, tr_main = 0, tr_t0 = 0, tr_t1 = 0;
+    if (TRACE && tid == 0) trace[28 + st] = xs_clock64();
+    const int k0 = xsg_stream_first(blockIdx.x, st, gridDim.x);
+    int g_guess = 0, nb_guess = 0;
+    const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
+    if (spec && !xsg_spec_hit(p, table, table_ready, k0, g_guess, nb_guess)) {
+      for (int i = 0; i < spec; i++) { /* the producer guessed wrong: drain those slots unused */
+        xs_mbar_wait(&my_full[s], phase);
+        if (lane == 0) xs_mbar_arrive(&my_empty[s]);
+        if (++s == cfg::STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    xs_mbar_wait(table_ready, 0);
+    const int positions = p.compact ? table[p.experts] : p.positions;
+    for (int k = k0; k < positions; k += step) {
+      int tile_index;
+      const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
       int row0, row_end, expert;
       if (p.compact) /* no branch on the count: its load passes under the main loop */
         row0 = t.mb * p.tile_m, expert = t.g, row_end = xsg_masked_rows(p, expert);
@@ -291,6 +368,10 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       int prev_s = 0;
       for (int kb = 0; kb < k_blocks; kb++) {
         xs_mbar_wait(&my_full[s], phase);
+        if (TRACE && kb == 0 && tid == 0) {
+          tr_t0 = xs_clock64();
+          if (!tr_tiles) trace[4 + st] = tr_t0;
+        }
         const uint8_t* slot = ring + s * cfg::SLOT;
         const uint64_t dw0 = xs_smem_desc_sw128(slot);
         const uint64_t dw1 = xs_smem_desc_sw128(slot + cfg::B_BYTES / 2);
@@ -317,6 +398,11 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       xs_wgmma_fence_regs(d0); /* accumulator reads stay after the wait */
       xs_wgmma_fence_regs(d1);
       if (lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
+      if (TRACE && tid == 0) {
+        tr_t1 = xs_clock64();
+        if (!tr_tiles) trace[6 + st] = tr_t1;
+        tr_tiles++, tr_kb += k_blocks, tr_main += tr_t1 - tr_t0;
+      }
 
       /* ---- epilogue: registers -> global (C, or the tile's map entry) ---- */
       const int col0 = t.nb * p.tile_n;
@@ -350,22 +436,36 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
           xs_red_add_release_sys_u32(&p.epi.tile_flags[tile_index], 1);
         }
       }
+      if (TRACE && tid == 0) trace[10 + st] = xs_clock64();
+    }
+    if (TRACE && tid == 0) {
+      if (st == 0) trace[30] = xs_globaltimer(), trace[31] = xs_clock64();
+      trace[8 + st] = tr_t1;
+      trace[12 + st] = tr_tiles, trace[14 + st] = tr_kb, trace[16 + st] = tr_main;
     }
   }
+}
+
+template <int BT, bool TRACE>
+static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
+                               int ctas, cudaStream_t stream) {
+  using cfg = v7_cfg<BT>;
+  static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
+  if (!attr_done) {
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, TRACE>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
+    if (e != cudaSuccess) return e;
+    attr_done = 1;
+  }
+  return xsg_launch(gemm_kernel_v7<BT, TRACE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb,
+                    *p);
 }
 
 template <int BT>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           int ctas, cudaStream_t stream) {
-  using cfg = v7_cfg<BT>;
-  static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
-  if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
-    if (e != cudaSuccess) return e;
-    attr_done = 1;
-  }
-  return xsg_launch(gemm_kernel_v7<BT>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p);
+  if (p->trace) return launch_mode<BT, true>(p, ma, mb, ctas, stream); /* probe only */
+  return launch_mode<BT, false>(p, ma, mb, ctas, stream);
 }
 
 } // namespace

@@ -55,10 +55,10 @@ static __device__ __forceinline__ float xsg_silu_mul(float g, float u) {
 /* The exclusive prefix sum, in place, of table[1..E] (table[e + 1] holds entry e on entry;
  * table[e] = entries < e on return, table[0] = 0). Called by all threads after a __syncthreads
  * that publishes the entries; warp 0 scans, the caller's next __syncthreads publishes it. */
-static __device__ __forceinline__ void xsg_scan_table(int32_t* table, int E) {
-  if (threadIdx.x < 32) {
+static __device__ __forceinline__ void xsg_scan_table_warp(int32_t* table, int E, int lane) {
+  {
     /* Each lane sums a run of ceil(E / 32) entries, a warp scan adds the runs before it. */
-    const int lane = threadIdx.x, per = (E + 31) / 32;
+    const int per = (E + 31) / 32;
     const int lo = lane * per, hi = lo + per < E ? lo + per : E;
     int sum = 0;
     for (int e = lo; e < hi; e++)
@@ -77,14 +77,88 @@ static __device__ __forceinline__ void xsg_scan_table(int32_t* table, int E) {
   }
 }
 
+static __device__ __forceinline__ void xsg_scan_table(int32_t* table, int E) {
+  if (threadIdx.x < 32) xsg_scan_table_warp(table, E, threadIdx.x);
+}
+
 /* The MASKED compacted schedule's prefix (sched.h) in shared memory: table[e] = work tiles of
  * experts < e. Called by all threads before the CTA's first __syncthreads; warp 0 scans. */
 static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, const xsg_params* p) {
   const int E = p->experts;
-  for (int e = threadIdx.x; e < E; e += blockDim.x)
+  /* NOTE (session 6): warp 1 reads the first counts, not thread 0, which initializes the
+   * barriers first: the loads then overlap the initialization (a permutation of the threads). */
+  for (int e = (threadIdx.x + blockDim.x - 32) % blockDim.x; e < E; e += blockDim.x)
     table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
   __syncthreads();
   xsg_scan_table(table, E);
+}
+
+/* One thread touches every 64-byte line of the parameters (independent loads, so their misses
+ * overlap). NOTE (session 6, v7's start-up trace): the producer's path from the schedule table
+ * to its first TMA issue reads a dozen parameter fields in a dependent chain; a line first
+ * touched there costs a constant-cache miss on that chain. Called by an otherwise idle warp at
+ * entry. */
+static __device__ __forceinline__ void xsg_warm_params(const xsg_params& p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(&p);
+#pragma unroll
+  for (int o = 0; o < (int)(sizeof(xsg_params) / 4); o += 16) {
+    const uint32_t v = w[o];
+    asm volatile("" ::"r"(v));
+  }
+}
+
+/* xsg_build_masked_table by one warp (lane = its lane), without a CTA barrier: the caller
+ * publishes the table (v7: each lane arrives on an mbarrier). */
+static __device__ __forceinline__ void xsg_build_masked_table_warp(int32_t* table,
+                                                                   const xsg_params* p, int lane) {
+  const int E = p->experts;
+  for (int e = lane; e < E; e += 32)
+    table[e + 1] = xsg_masked_work(p->m_counts[e], p->M, p->tile_m, p->grid.n_blocks);
+  __syncwarp();
+  xsg_scan_table_warp(table, E, lane);
+  __syncwarp();
+}
+
+/* The schedule table by warp 3 (lane = its lane) of a v2-v7 CTA: the MASKED compacted prefix
+ * (p.compact) or the CONTIG offsets (contig_table), then each lane arrives on table_ready
+ * (initialized with count 32; the arrive releases the lane's table writes). */
+static __device__ __forceinline__ void xsg_build_table_warp(int32_t* table, uint64_t* table_ready,
+                                                            const xsg_params& p, int contig_table,
+                                                            int lane) {
+  if (p.compact) xsg_build_masked_table_warp(table, &p, lane);
+  if (contig_table)
+    for (int e = lane; e <= p.experts; e += 32)
+      table[e] = p.m_offsets[e];
+  xs_mbar_arrive(table_ready);
+}
+
+/* The speculative start (session 6). A producer's first tile needs the schedule table, i.e. the
+ * MASKED device counts: ~1 us of dependent loads after the CTA starts (v7's trace,
+ * bench/gemm_probe_v7.cu) in which it would load nothing. With one m-block per expert (every v7
+ * launch AUTO makes; v2-v6 up to 128 rows per expert) compacted position k is the tile
+ * (k / n_blocks, 0, k % n_blocks) whenever no expert before it is empty. So the producer loads
+ * that tile's first `spec` k-blocks at once (fresh slots: no empty wait). Once the table exists,
+ * producer and consumers compare the real first tile with the guess (the same arithmetic on both
+ * sides): equal, and the producer goes on at k-block `spec`; different (an empty expert earlier),
+ * and the consumers drain those slots unused (wait for the bytes, release) while the producer
+ * starts the real tile in the next slot. Returns the k-blocks to guess (0: no guess) and the
+ * guess in *g, *nb. */
+static __device__ __forceinline__ int xsg_spec_guess(const xsg_params& p, int k0, int k_blocks,
+                                                     int spec, int* g, int* nb) {
+  if (!p.compact || p.grid.m_blocks != 1 || k0 >= p.positions) return 0;
+  *g = k0 / p.grid.n_blocks;
+  *nb = k0 - *g * p.grid.n_blocks;
+  return k_blocks < spec ? k_blocks : spec;
+}
+
+/* A consumer's side of the guess: waits for the table, then whether position k0 is the guessed
+ * tile (so the producer's speculative slots belong to it). */
+static __device__ __forceinline__ bool xsg_spec_hit(const xsg_params& p, const int32_t* table,
+                                                    uint64_t* table_ready, int k0, int g, int nb) {
+  xs_mbar_wait(table_ready, 0);
+  if (k0 >= table[p.experts]) return false;
+  const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, k0);
+  return t.g == g && t.mb == 0 && t.nb == nb;
 }
 
 /* xsg_tile_rows with the CONTIG expert lookup on `offsets` (the shared-memory copy when it

@@ -145,10 +145,14 @@ XSG_HD int xsg_masked_prefix(int32_t* pre, const int32_t* counts, int experts, i
   return pre[experts];
 }
 
-/* Compacted position k in [0, pre[experts]) -> tile index in the full numbering (grid->groups =
- * experts). Inside an expert the grid's raster order (order, swizzle) runs over its used
- * m-blocks only; experts come one after another. */
-XSG_HD int xsg_masked_tile(const xsg_grid* grid, const int32_t* pre, int experts, int k) {
+/* Compacted position k in [0, pre[experts]) -> the tile's coordinates (grid->groups = experts).
+ * Inside an expert the grid's raster order (order, swizzle) runs over its used m-blocks only;
+ * experts come one after another. NOTE (session 6): an expert with one used m-block (every v7
+ * launch, v2-v6 at <= 128 rows per expert) takes its n-blocks in order under both rasters, so
+ * that case skips xsg_order_tile's divisions: the kernels' producers run this between the
+ * schedule table and their first TMA issue, one dependent chain on one thread, where each
+ * division by a variable costs ~100 cycles. */
+XSG_HD xsg_tile xsg_masked_coords(const xsg_grid* grid, const int32_t* pre, int experts, int k) {
   int lo = 0, hi = experts - 1; /* the largest e with pre[e] <= k: empty experts are skipped */
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
@@ -157,12 +161,27 @@ XSG_HD int xsg_masked_tile(const xsg_grid* grid, const int32_t* pre, int experts
     else
       hi = mid - 1;
   }
+  xsg_tile r;
+  r.g = lo;
+  const int local = k - pre[lo], work = pre[lo + 1] - pre[lo];
+  if (work <= grid->n_blocks) { /* one used m-block: n-blocks in order */
+    r.mb = 0;
+    r.nb = local;
+    return r;
+  }
   xsg_grid sub = *grid;
   sub.groups = 1;
-  sub.m_blocks = (pre[lo + 1] - pre[lo]) / grid->n_blocks;
-  const int t = xsg_order_tile(&sub, k - pre[lo]); /* mb * n_blocks + nb inside the expert */
-  const int mb = t / grid->n_blocks;
-  return xsg_tile_index(grid, lo, mb, t - mb * grid->n_blocks);
+  sub.m_blocks = work / grid->n_blocks;
+  const int t = xsg_order_tile(&sub, local); /* mb * n_blocks + nb inside the expert */
+  r.mb = t / grid->n_blocks;
+  r.nb = t - r.mb * grid->n_blocks;
+  return r;
+}
+
+/* The same as a tile index in the full numbering. */
+XSG_HD int xsg_masked_tile(const xsg_grid* grid, const int32_t* pre, int experts, int k) {
+  const xsg_tile t = xsg_masked_coords(grid, pre, experts, k);
+  return xsg_tile_index(grid, t.g, t.mb, t.nb);
 }
 
 /* ---- v8: tile pairs for clusters of two CTAs ----

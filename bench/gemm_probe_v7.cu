@@ -1,0 +1,346 @@
+/* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
+ *
+ *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R]
+ *
+ * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
+ * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
+ * ratio = cuBLAS / row, the median of per-round ratios):
+ *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
+ *   v7                       XS_GEMM_V7 as the library runs it
+ *   v7 ctas C                the same on C persistent CTAs (xs_gemm_schedule.max_ctas)
+ *   v7 L2 promo X            tensor maps with another L2 promotion (xsg_probe.l2_promo)
+ *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
+ * Every row is checked against cuBLAS's output (SiLU*mul applied on the host) with C poisoned
+ * first. Then one traced launch, read back: when the CTAs start, finish their set-up, issue their
+ * first load, get their first k-block, finish their main loops and epilogues, relative to the
+ * first CTA's start; the streams' read rate; the launch's span against the per-launch time of
+ * back-to-back launches (the difference: launch gaps).
+ * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm/gemm_internal.h"
+#include "xstage/gemm.h"
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, "gemm_probe_v7: %s: %s\n", #x, cudaGetErrorString(e_));                      \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
+__global__ void fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    x[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  }
+}
+
+static float bf(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+struct row {
+  std::string name;
+  std::function<void()> run;
+  std::vector<double> ms;
+};
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+int main(int argc, char** argv) {
+  int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10;
+  for (int i = 1; i < argc; i++) {
+    auto val = [&](const char* flag) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "gemm_probe_v7: %s needs a value\n", flag);
+        exit(2);
+      }
+      return atoi(argv[++i]);
+    };
+    if (!strcmp(argv[i], "--experts"))
+      E = val("--experts");
+    else if (!strcmp(argv[i], "--tokens"))
+      T = val("--tokens");
+    else if (!strcmp(argv[i], "--N"))
+      N = val("--N");
+    else if (!strcmp(argv[i], "--K"))
+      K = val("--K");
+    else if (!strcmp(argv[i], "--rounds"))
+      rounds = val("--rounds");
+    else if (!strcmp(argv[i], "--silu"))
+      silu = 1;
+    else {
+      fprintf(stderr, "gemm_probe_v7: unknown argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3) {
+    fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
+                    "rounds >= 3\n");
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("gemm_probe_v7: no GPU, skipped\n");
+    return 77;
+  }
+  const int rows = E * T, n_out = silu ? N / 2 : N;
+  __nv_bfloat16 *A, *B, *C, *Cb;
+  int32_t* d_cnt;
+  CK(cudaMalloc(&A, (size_t)rows * K * 2));
+  CK(cudaMalloc(&B, (size_t)E * N * K * 2));
+  CK(cudaMalloc(&C, (size_t)rows * n_out * 2));
+  CK(cudaMalloc(&Cb, (size_t)rows * N * 2));
+  CK(cudaMalloc(&d_cnt, E * 4));
+  std::vector<int32_t> cnt(E, T);
+  CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
+  fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
+  fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
+  CK(cudaDeviceSynchronize());
+
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "gemm_probe_v7: cublasCreate failed\n");
+    return 1;
+  }
+  auto cublas = [&]() {
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s = cublasGemmStridedBatchedEx(
+        h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, (long long)N * K, A,
+        CUDA_R_16BF, K, (long long)T * K, &zero, Cb, CUDA_R_16BF, N, (long long)T * N, E,
+        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+      fprintf(stderr, "gemm_probe_v7: cublasGemmStridedBatchedEx: status %d\n", (int)s);
+      exit(1);
+    }
+  };
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.layout = XS_GEMM_GROUPED_MASKED;
+  a.M = T, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V7;
+  a.A = A, a.B = B, a.C = C, a.m_counts = d_cnt;
+  xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
+  epi.act = silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+  xs_gemm_tiling tl;
+  if (xs_gemm_tiles(&tl, &a, epi.act) != XS_OK) {
+    fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
+    return 1;
+  }
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  unsigned long long* trace;
+  CK(cudaMalloc(&trace, (size_t)XSG_V7_TRACE * sms * 8));
+
+  /* One v7 launch: ctas (0: the library's), L2 promotion (0: the library's), traced or not. */
+  auto v7 = [&](int ctas, int promo, int traced, int pdl) {
+    return [&, ctas, promo, traced, pdl]() {
+      xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
+      sched.max_ctas = ctas;
+      sched.pdl = pdl;
+      xsg_probe.l2_promo = promo;
+      xsg_probe.v7_mode = traced;
+      xsg_probe.trace = trace;
+      const xs_result r = xs_gemm_run(&a, epi, sched, NULL);
+      xsg_probe.l2_promo = 0;
+      xsg_probe.v7_mode = 0;
+      if (r != XS_OK) {
+        fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
+        exit(1);
+      }
+    };
+  };
+  const int half = sms / 2;
+  char name_half[32], name_128[32];
+  snprintf(name_half, sizeof name_half, "v7 ctas %d", half);
+  snprintf(name_128, sizeof name_128, "v7 ctas %d", sms - 4);
+  std::vector<row> rs = {
+      {"cublas strided batched", cublas, {}},   {"v7", v7(0, 0, 0, 0), {}},
+      {"v7 PDL", v7(0, 0, 0, 1), {}},           {name_128, v7(sms - 4, 0, 0, 0), {}},
+      {name_half, v7(half, 0, 0, 0), {}},       {"v7 L2 promo none", v7(0, 1, 0, 0), {}},
+      {"v7 L2 promo 128B", v7(0, 3, 0, 0), {}}, {"v7 traced", v7(0, 0, 1, 0), {}}};
+
+  /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
+  cublas();
+  CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
+  CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
+  for (size_t i = 1; i < rs.size(); i++) {
+    CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
+    rs[i].run();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    size_t bad = 0;
+    for (int r = 0; r < rows; r++)
+      for (int c = 0; c < n_out; c++) {
+        double want = bf(hb[(size_t)r * N + c]);
+        if (silu) {
+          const double g = want, u = bf(hb[(size_t)r * N + c + n_out]);
+          want = g / (1.0 + std::exp(-g)) * u;
+        }
+        const double got = bf(hc[(size_t)r * n_out + c]), d = got - want;
+        if (!std::isfinite(got)) bad++;
+        num += d * d, den += want * want;
+      }
+    const double rel = std::sqrt(num / (den > 0 ? den : 1));
+    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", rs[i].name.c_str(), rel, bad);
+    if (bad || !(rel < 2e-2)) {
+      fprintf(stderr, "gemm_probe_v7: %s disagrees with cuBLAS\n", rs[i].name.c_str());
+      return 1;
+    }
+  }
+
+  /* ---- interleaved timing (batches of back-to-back launches, the order rotated per round) ---- */
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (auto& r : rs)
+    for (int i = 0; i < 3; i++)
+      r.run();
+  CK(cudaEventRecord(e0));
+  cublas();
+  CK(cudaEventRecord(e1));
+  CK(cudaEventSynchronize(e1));
+  float one_ms = 0;
+  CK(cudaEventElapsedTime(&one_ms, e0, e1));
+  const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
+  const size_t n = rs.size();
+  for (int round = 0; round < rounds; round++)
+    for (size_t j = 0; j < n; j++) {
+      row& r = rs[(j + round) % n];
+      CK(cudaEventRecord(e0));
+      for (int i = 0; i < iters; i++)
+        r.run();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      r.ms.push_back(ms / iters);
+    }
+  const double bytes = (double)E * N * K * 2;
+  printf(
+      "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches\n",
+      E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters);
+  printf("  %-26s %9s %9s %8s\n", "row", "us", "B TB/s", "ratio");
+  for (auto& r : rs) {
+    std::vector<double> ratio;
+    for (int i = 0; i < rounds; i++)
+      ratio.push_back(rs[0].ms[i] / r.ms[i]);
+    const double ms = median(r.ms);
+    printf("  %-26s %9.2f %9.2f %8.3f\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
+           median(ratio));
+  }
+
+  /* ---- traced launches, read back: stamps relative to the first CTA's entry ---- */
+  const double per_launch_us = median(rs.back().ms) * 1e3;
+  for (int rep = 0; rep < 3; rep++) {
+    CK(cudaMemset(trace, 0, (size_t)XSG_V7_TRACE * sms * 8));
+    for (int i = 0; i < 4; i++) /* back to back, as timed; the last one's stamps stay */
+      rs.back().run();
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> tr((size_t)XSG_V7_TRACE * sms);
+    CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+    /* Stamps are SM clocks; [0] / [19] and [30] / [31] pair %globaltimer with the clock at the
+     * CTA's entry and at stream 0's end, which gives the CTA's clock rate and its place in global
+     * time (the timer ticks in 32 ns - 1 us steps; over a >= 20 us span that is <= 5 %). */
+    auto ns = [&](const unsigned long long* t, unsigned long long c) {
+      const double cpn = (double)(t[31] - t[19]) / (double)(t[30] - t[0]);
+      return (double)t[0] + ((double)c - (double)t[19]) / cpn;
+    };
+    double g0 = 1e300, g1 = 0, mhz = 0;
+    int ctas = 0;
+    for (int c = 0; c < sms; c++) {
+      const unsigned long long* t = &tr[(size_t)c * XSG_V7_TRACE];
+      if (!t[0] || t[30] <= t[0]) continue;
+      ctas++;
+      g0 = std::min(g0, (double)t[0]);
+      mhz += (double)(t[31] - t[19]) / (double)(t[30] - t[0]) * 1e3;
+      for (int s = 0; s < 2; s++)
+        if (t[12 + s]) g1 = std::max(g1, ns(t, t[10 + s]));
+    }
+    if (!ctas) {
+      fprintf(stderr, "gemm_probe_v7: empty trace\n");
+      return 1;
+    }
+    printf("# trace %d: %d CTAs, SM clock %.0f MHz, span (first entry -> last epilogue end) "
+           "%.2f us; per launch back to back %.2f us\n",
+           rep, ctas, mhz / ctas, (g1 - g0) / 1e3, per_launch_us);
+    struct stat_t {
+      const char* what;
+      int idx; /* word; streams: idx + s */
+      int stream;
+    } stats[] = {{"entry", 0, 0},
+                 {"barriers initialized", 20, 0},
+                 {"schedule table built (warp 3)", 21, 0},
+                 {"set-up done", 1, 0},
+                 {"producer in its branch", 22, 1},
+                 {"first real tile decoded", 24, 1},
+                 {"first slot armed", 26, 1},
+                 {"first TMA issued", 2, 1},
+                 {"consumer in its branch", 28, 1},
+                 {"first k-block in", 4, 1},
+                 {"first main loop done", 6, 1},
+                 {"last main loop done", 8, 1},
+                 {"last epilogue done", 10, 1}};
+    printf("  %-24s %8s %8s %8s %8s %8s  (us after the first entry)\n", "stamp", "min", "p10",
+           "median", "p90", "max");
+    for (const stat_t& st : stats) {
+      std::vector<double> v;
+      for (int c = 0; c < sms; c++) {
+        const unsigned long long* t = &tr[(size_t)c * XSG_V7_TRACE];
+        if (!t[0] || t[30] <= t[0]) continue;
+        for (int s = 0; s < (st.stream ? 2 : 1); s++)
+          if (!st.stream || t[12 + s])
+            v.push_back(((st.idx ? ns(t, t[st.idx + s]) : (double)t[0]) - g0) / 1e3);
+      }
+      std::sort(v.begin(), v.end());
+      if (v.empty()) continue;
+      const size_t m = v.size();
+      printf("  %-24s %8.2f %8.2f %8.2f %8.2f %8.2f\n", st.what, v[0], v[m / 10], v[m / 2],
+             v[m * 9 / 10], v[m - 1]);
+    }
+    /* Read rate per stream while in its main loops: (B + token tile) bytes per k-block. */
+    const double slot = (double)(silu ? 128 : 128) * 64 * 2 + (double)tl.tile_m * 64 * 2;
+    std::vector<double> rate;
+    int two = 0, one = 0;
+    for (int c = 0; c < sms; c++) {
+      const unsigned long long* t = &tr[(size_t)c * XSG_V7_TRACE];
+      if (!t[0] || t[30] <= t[0]) continue;
+      const double cpn = (double)(t[31] - t[19]) / (double)(t[30] - t[0]);
+      int k = 0;
+      for (int s = 0; s < 2; s++)
+        if (t[12 + s]) {
+          k++;
+          rate.push_back(slot * t[14 + s] / ((double)t[16 + s] / cpn)); /* bytes / ns = GB/s */
+        }
+      (k == 2 ? two : one)++;
+    }
+    printf("  streams' read rate in their main loops, GB/s: min %.1f median %.1f max %.1f; CTAs "
+           "with two busy streams %d, one %d\n",
+           *std::min_element(rate.begin(), rate.end()), median(rate),
+           *std::max_element(rate.begin(), rate.end()), two, one);
+  }
+  return 0;
+}
