@@ -6,9 +6,9 @@
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
  * ratio = cuBLAS / row, the median of per-round ratios):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
- *   v7                       XS_GEMM_V7 as the library runs it
- *   v7 ctas C                the same on C persistent CTAs (xs_gemm_schedule.max_ctas)
- *   v7 L2 promo X            tensor maps with another L2 promotion (xsg_probe.l2_promo)
+ *   v7 (library)             XS_GEMM_V7 as the library runs it (its tile width and grid)
+ *   v7 wide / narrow         128 / 64 B rows per tile forced (xsg_probe.v7_width)
+ *   v7 wide, C ctas          128-row tiles on one CTA per SM (the grid before session 6)
  *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
  * Every row is checked against cuBLAS's output (SiLU*mul applied on the host) with C poisoned
  * first. Then one traced launch, read back: when the CTAs start, finish their set-up, issue their
@@ -143,8 +143,13 @@ int main(int argc, char** argv) {
   a.A = A, a.B = B, a.C = C, a.m_counts = d_cnt;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  xs_gemm_tiling tl;
-  if (xs_gemm_tiles(&tl, &a, epi.act) != XS_OK) {
+  xs_gemm_tiling tl, tl_wide, tl_narrow;
+  xsg_probe.v7_width = 128;
+  const xs_result r_wide = xs_gemm_tiles(&tl_wide, &a, epi.act);
+  xsg_probe.v7_width = 64;
+  const xs_result r_narrow = xs_gemm_tiles(&tl_narrow, &a, epi.act);
+  xsg_probe.v7_width = 0;
+  if (xs_gemm_tiles(&tl, &a, epi.act) != XS_OK || r_wide != XS_OK || r_narrow != XS_OK) {
     fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
     return 1;
   }
@@ -153,17 +158,17 @@ int main(int argc, char** argv) {
   unsigned long long* trace;
   CK(cudaMalloc(&trace, (size_t)XSG_V7_TRACE * sms * 8));
 
-  /* One v7 launch: ctas (0: the library's), L2 promotion (0: the library's), traced or not. */
-  auto v7 = [&](int ctas, int promo, int traced, int pdl) {
-    return [&, ctas, promo, traced, pdl]() {
+  /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL. */
+  auto v7 = [&](int ctas, int width, int traced, int pdl) {
+    return [&, ctas, width, traced, pdl]() {
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.max_ctas = ctas;
       sched.pdl = pdl;
-      xsg_probe.l2_promo = promo;
+      xsg_probe.v7_width = width;
       xsg_probe.v7_mode = traced;
       xsg_probe.trace = trace;
       const xs_result r = xs_gemm_run(&a, epi, sched, NULL);
-      xsg_probe.l2_promo = 0;
+      xsg_probe.v7_width = 0;
       xsg_probe.v7_mode = 0;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
@@ -171,15 +176,18 @@ int main(int argc, char** argv) {
       }
     };
   };
-  const int half = sms / 2;
-  char name_half[32], name_128[32];
-  snprintf(name_half, sizeof name_half, "v7 ctas %d", half);
-  snprintf(name_128, sizeof name_128, "v7 ctas %d", sms - 4);
+  /* The library's pick (width rule, fewest CTAs keeping the busiest one's tiles), each width
+   * forced, and the grid of one CTA per SM (session 5's). */
+  char name_pick[64], name_wide[48], name_narrow[48], name_sms[48];
+  snprintf(name_pick, sizeof name_pick, "v7 %dx%d (library)", tl.tile_m, tl.tile_n);
+  snprintf(name_wide, sizeof name_wide, "v7 %dx%d wide", tl_wide.tile_m, tl_wide.tile_n);
+  snprintf(name_narrow, sizeof name_narrow, "v7 %dx%d narrow", tl_narrow.tile_m, tl_narrow.tile_n);
+  snprintf(name_sms, sizeof name_sms, "v7 wide, %d ctas", sms);
   std::vector<row> rs = {
-      {"cublas strided batched", cublas, {}},   {"v7", v7(0, 0, 0, 0), {}},
-      {"v7 PDL", v7(0, 0, 0, 1), {}},           {name_128, v7(sms - 4, 0, 0, 0), {}},
-      {name_half, v7(half, 0, 0, 0), {}},       {"v7 L2 promo none", v7(0, 1, 0, 0), {}},
-      {"v7 L2 promo 128B", v7(0, 3, 0, 0), {}}, {"v7 traced", v7(0, 0, 1, 0), {}}};
+      {"cublas strided batched", cublas, {}},     {name_pick, v7(0, 0, 0, 0), {}},
+      {"v7 (library), PDL", v7(0, 0, 0, 1), {}},  {name_wide, v7(0, 128, 0, 0), {}},
+      {name_narrow, v7(0, 64, 0, 0), {}},         {name_sms, v7(sms, 128, 0, 0), {}},
+      {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
 
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();
@@ -322,7 +330,7 @@ int main(int argc, char** argv) {
              v[m * 9 / 10], v[m - 1]);
     }
     /* Read rate per stream while in its main loops: (B + token tile) bytes per k-block. */
-    const double slot = (double)(silu ? 128 : 128) * 64 * 2 + (double)tl.tile_m * 64 * 2;
+    const double slot = (double)(silu ? 2 : 1) * tl.tile_n * 64 * 2 + (double)tl.tile_m * 64 * 2;
     std::vector<double> rate;
     int two = 0, one = 0;
     for (int c = 0; c < sms; c++) {

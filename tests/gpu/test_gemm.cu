@@ -28,6 +28,7 @@
 
 static cublasHandle_t g_blas;
 static int g_hopper;    /* v2-v13 can run here */
+static int g_sms;       /* the GPU's SMs (v7's tile width depends on them) */
 #define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 
@@ -449,8 +450,19 @@ static void test_auto_choice(void) {
   XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V7 && t.tile_m == 128, "masked M=65: AUTO v%d tile_m %d",
                (int)t.version, t.tile_m);
+  /* v7's tile width (sched.h xsg_v7_width, 132 SMs): narrow (64 B rows) where it lowers the
+   * busiest SM's B rows by > 20 % */
+  if (g_sms == 132) {
+    a.experts = 8, a.M = 16, a.N = 3072, a.K = 4096; /* Qwen3-235B gate/up: 192 -> 384 tiles */
+    expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V7, 16, 32, "masked E=8 M=16 N=3072 SiLU");
+    a.N = 4096, a.K = 1536; /* Qwen3-235B down: 256 tiles, 2 per SM either way */
+    expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked E=8 M=16 N=4096");
+    a.N = 7168, a.K = 2048; /* DeepSeek-V3 down: 448 -> 896 tiles, 4 x 128 -> 7 x 64 rows */
+    expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked E=8 M=16 N=7168");
+    a.experts = 64, a.N = 4096, a.K = 7168;
+  }
   a.layout = XS_GEMM_DENSE, a.M = 64;
-  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 64, 128, "dense M=64");
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 64, g_sms >= 64 ? 64 : 128, "dense M=64");
   a.M = 512;
   XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V7, "dense M=512: AUTO picked v7");
@@ -846,6 +858,7 @@ int main(void) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   g_hopper = prop.major == 9;
+  g_sms = prop.multiProcessorCount;
   printf("# test_gemm on %s (sm_%d%d, %d SMs)%s\n", prop.name, prop.major, prop.minor,
          prop.multiProcessorCount, g_hopper ? "" : ": not Hopper, v2-v13 report unsupported");
   if (cublasCreate(&g_blas) != CUBLAS_STATUS_SUCCESS) {

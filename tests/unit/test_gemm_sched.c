@@ -175,6 +175,34 @@ static void test_masked_coords(void) {
       }
 }
 
+/* v7's tile width: narrow (64 B rows) only where it lowers the busiest SM's B rows by > 20 %;
+ * wide when the narrow tile cannot run or nothing is known; and its grid: the fewest CTAs that
+ * keep the busiest CTA's tile count. */
+static void test_v7_width(void) {
+  /* 132 SMs: Qwen3-235B gate/up E=8 (1536 SiLU columns): 192 wide tiles (2 x 128 rows on the
+   * busiest SM) against 384 narrow (3 x 64) */
+  XT_EQ_INT(xsg_v7_width(1536, 1, 8, 132, 1), 64);
+  XT_EQ_INT(xsg_v7_width(1536, 1, 8, 132, 0), 128);  /* no 5-D map */
+  XT_EQ_INT(xsg_v7_width(4096, 0, 8, 132, 1), 128);  /* 256 vs 512 tiles: 2 x 128 = 4 x 64 */
+  XT_EQ_INT(xsg_v7_width(7168, 0, 8, 132, 1), 128);  /* 448 vs 896: 4 x 128, 7 x 64: -12.5 % */
+  XT_EQ_INT(xsg_v7_width(2048, 1, 64, 132, 1), 128); /* 2048 vs 4096: 16 x 128 = 32 x 64 */
+  XT_EQ_INT(xsg_v7_width(7168, 0, 64, 132, 1), 128); /* 28 x 128 vs 55 x 64: 1.8 %, kept wide */
+  XT_EQ_INT(xsg_v7_width(4096, 0, 1, 0, 1), 128);    /* no SM count */
+  XT_EQ_INT(xsg_v7_width(4096, 0, 0, 132, 1), 128);  /* no rows */
+  XT_EQ_INT(xsg_v7_width(64, 0, 1, 132, 1), 64);     /* one tile: half the rows on its SM */
+  XT_EQ_INT(xsg_v7_ctas(448, 132), 112);
+  XT_EQ_INT(xsg_v7_ctas(256, 132), 128);
+  XT_EQ_INT(xsg_v7_ctas(384, 132), 128);
+  XT_EQ_INT(xsg_v7_ctas(192, 132), 96);
+  XT_EQ_INT(xsg_v7_ctas(100, 132), 100);
+  XT_EQ_INT(xsg_v7_ctas(1, 132), 1);
+  XT_EQ_INT(xsg_v7_ctas(0, 132), 1);
+  for (int tiles = 1; tiles < 2000; tiles += 7) { /* never a busier CTA than sms CTAs give */
+    const int c = xsg_v7_ctas(tiles, 132);
+    XT_CHECK(c >= 1 && c <= 132 && xsg_cdiv(tiles, c) == xsg_cdiv(tiles, 132));
+  }
+}
+
 /* v7's tile height: the least of 16, 32, 64 holding the rows per group, and a divisor of the
  * contiguous layout's segment alignment (a tile never straddles two experts). */
 static void test_v7_tile_m(void) {
@@ -443,6 +471,7 @@ int main(void) {
   XT_RUN(test_masked_compact);
   XT_RUN(test_masked_coords);
   XT_RUN(test_v7_tile_m);
+  XT_RUN(test_v7_width);
   XT_RUN(test_streams);
   XT_RUN(test_pairs_dense);
   XT_RUN(test_pairs_masked);

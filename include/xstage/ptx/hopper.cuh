@@ -135,6 +135,16 @@ XS_DEV void xs_tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int
                : "memory");
 }
 
+/* cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: the same
+ * with five coordinates (c0 innermost). */
+XS_DEV void xs_tma_load_5d(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,
+                           int32_t c2, int32_t c3, int32_t c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(xs_smem_u32(dst)),
+               "l"(map), "r"(xs_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+               : "memory");
+}
+
 /* cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group: store the box in shared memory
  * `src` to coordinates (c0, c1); parts outside the tensor's bounds are not written. Commit with
  * xs_bulk_commit; the writing threads must have run xs_fence_proxy_async_smem (and a barrier)

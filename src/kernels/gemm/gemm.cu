@@ -53,8 +53,9 @@ const char* hopper_unsupported(const xs_gemm_args* a, const xs_gemm_epilogue* e)
 }
 
 /* Output tile of version v: tm x tn (tn with SiLU*mul: output columns). `rows`: the rows per
- * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens; v10: 64 rows). */
-void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
+ * group (xs_gemm_args.M), which sets v7's tile height (v9: always 128 tokens; v10: 64 rows);
+ * v7_width: v7's B rows per tile (xsg_v7_width; 128 for every other version). */
+void tile_shape(xs_gemm_version v, int silu, int rows, int v7_width, int* tm, int* tn) {
   *tm = v == XS_GEMM_V1 || v == XS_GEMM_V10 ? 64 : v == XS_GEMM_V7 ? xsg_v7_tile_m(rows) : 128;
   int bn = v == XS_GEMM_V1   ? 64
            : v == XS_GEMM_V2 ? 128
@@ -64,15 +65,25 @@ void tile_shape(xs_gemm_version v, int silu, int rows, int* tm, int* tn) {
            : v == XS_GEMM_V4 ? 224
            : v == XS_GEMM_V5 ? 192
            : v == XS_GEMM_V6 ? 208
-                             : 128;              /* v7, v9: 128 B rows = two wgmma M = 64 halves */
+           : v == XS_GEMM_V7 ? v7_width          /* 128 or 64 B rows */
+                             : 128;              /* v9: 128 B rows = two wgmma M = 64 halves */
   *tn = (silu && v != XS_GEMM_V1) ? bn / 2 : bn; /* v1 keeps 64 output columns either way */
 }
 
-void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_version v) {
+int narrow_silu_map_ok(void);
+
+void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_version v,
+                 int sms = 0) {
   t->version = v;
-  tile_shape(v, silu, a->M, &t->tile_m, &t->tile_n);
   const int n_out = silu ? a->N / 2 : a->N;
   t->groups = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
+  int width = 128;
+  if (v == XS_GEMM_V7) {
+    const int units = t->groups * xsg_cdiv(a->M, xsg_v7_tile_m(a->M));
+    width = xsg_v7_width(n_out, silu, units, sms, !silu || narrow_silu_map_ok());
+    if (xsg_probe.v7_width == 64 || xsg_probe.v7_width == 128) width = xsg_probe.v7_width;
+  }
+  tile_shape(v, silu, a->M, width, &t->tile_m, &t->tile_n);
   t->m_blocks = xsg_cdiv(a->M, t->tile_m);
   t->n_blocks = xsg_cdiv(n_out, t->tile_n);
   t->count = t->groups * t->m_blocks * t->n_blocks;
@@ -128,7 +139,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     why = "CONTIG with more than 256 experts (the pair table holds 256)";
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
-    fill_tiling(t, a, silu, a->version);
+    fill_tiling(t, a, silu, a->version, dev.sms);
     return XS_OK;
   }
   if (why) {
@@ -147,7 +158,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * weights. Not above 64 rows: from 65 to 128 a 128-row tile wastes little, and v7's 64-token
    * tiles would read B twice (a 128-token tile would move as many A bytes as B bytes). */
   if (a->layout != XS_GEMM_GROUPED_CONTIG && a->M <= 64) {
-    fill_tiling(t, a, silu, XS_GEMM_V7);
+    fill_tiling(t, a, silu, XS_GEMM_V7, dev.sms);
     return XS_OK;
   }
   /* AUTO: the tiling whose busiest CTA computes least, per-tile speed included:
@@ -262,6 +273,43 @@ xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows
   return XS_OK;
 }
 
+/* v7's narrow SiLU*mul tile: B [batch][N = 2I rows][K] as the 5-D tensor {K, 8 rows, gate | up,
+ * I / 8 row groups, batch} (strides K, I x K, 8 K, N x K elements) with a box {64, 8, 2, 4, 1}:
+ * one load brings gate rows 8j..8j+7, then the matching up rows, for 4 groups j, i.e. 32 gate
+ * rows interleaved by 8 with their up rows (each 8-row run one 128B-swizzle atom), so that a
+ * consumer thread's wgmma rows r and r + 8 are the gate and up row of one output column. Rows
+ * past I (group index >= I / 8) read as zeros. Needs I % 8 == 0 (hopper_unsupported asks
+ * N / 2 % 8 == 0 with SiLU*mul). */
+xs_result make_map_silu32(CUtensorMap* m, const void* base, int64_t K, int64_t N, int64_t batch) {
+  encode_fn enc = NULL;
+  XSI_CHECK(get_encode(&enc));
+  const int64_t I = N / 2;
+  cuuint64_t dims[5] = {(cuuint64_t)K, 8, 2, (cuuint64_t)(I / 8), (cuuint64_t)batch};
+  cuuint64_t strides[4] = {(cuuint64_t)K * 2, (cuuint64_t)(I * K * 2), (cuuint64_t)(8 * K * 2),
+                           (cuuint64_t)(N * K * 2)};
+  cuuint32_t box[5] = {64, 8, 2, 4, 1};
+  cuuint32_t elem[5] = {1, 1, 1, 1, 1};
+  const CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, (void*)base, dims, strides, box,
+                         elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return xsi_set_error(XS_ERR_CUDA, "gemm: 5-D tensor map of B (%lld x %lld x %lld): error %d",
+                         (long long)K, (long long)N, (long long)batch, (int)r);
+  return XS_OK;
+}
+
+/* Whether the driver encodes make_map_silu32's map (strides not in increasing order), tried
+ * once per process on a dummy address; without it v7 keeps 128-row tiles with SiLU*mul. */
+int narrow_silu_map_ok(void) {
+  static int ok = -1;
+  if (ok < 0) {
+    alignas(64) CUtensorMap m;
+    ok = make_map_silu32(&m, (const void*)(uintptr_t)0x10000, 512, 1024, 2) == XS_OK;
+    xsi_clear_error();
+  }
+  return ok;
+}
+
 } // namespace
 
 extern "C" xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_act act) {
@@ -342,6 +390,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   XSI_CHECK(query_device(&dev));
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
   if (ctas > p.positions) ctas = p.positions;
+  if (t.version == XS_GEMM_V7 && !sched.max_ctas) ctas = xsg_v7_ctas(p.positions, dev.sms);
   if (t.version == XS_GEMM_V8) {
     if (!g_dev.v8_clusters) {
       /* NOTE: clusters need both CTAs co-resident (one per SM here): the occupancy query says
@@ -384,12 +433,15 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
      * registers). */
     CUtensorMap ma, mb;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, t.tile_m, "A"));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));
+    if (t.version == XS_GEMM_V7 && epi.act == XS_GEMM_ACT_SILU_MUL && t.tile_n == 32)
+      XSI_CHECK(make_map_silu32(&mb, a->B, a->K, a->N, batch_b));
+    else
+      XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));
     if (xsg_probe.v7_mode == 1) p.trace = xsg_probe.trace;
     err = xsg_launch_v7(&p, &ma, &mb, ctas, s);
   } else {
     int tm_unused, bn;
-    tile_shape(t.version, 0, a->M, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
+    tile_shape(t.version, 0, a->M, 128, &tm_unused, &bn); /* B rows per tile: 128/256/224/192/208 */
     int mode = t.version == XS_GEMM_V11   ? 1
                : t.version == XS_GEMM_V12 ? 2
                : t.version == XS_GEMM_V13 ? 3
@@ -419,7 +471,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

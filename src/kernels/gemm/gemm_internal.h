@@ -83,6 +83,7 @@ typedef struct xsg_probe_t {
   int v7_mode;  /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
   int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
                    4 256 B */
+  int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

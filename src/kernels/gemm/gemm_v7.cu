@@ -103,17 +103,19 @@ __device__ __forceinline__ void wgmma_tokens<128>(float (&d)[64], uint64_t dw, u
 }
 
 /* ---- compile-time configuration (one block per instantiation) ---- */
-template <int BT_> struct v7_cfg {
-  static constexpr int BT = BT_;    /* tile rows (tokens) = the wgmma N */
-  static constexpr int BW = 128;    /* B rows per tile: two wgmma M = 64 halves (gate | up) */
+template <int BT_, int BW_> struct v7_cfg {
+  static constexpr int BT = BT_; /* tile rows (tokens) = the wgmma N */
+  /* B rows per tile: 128 = two wgmma M = 64 halves (gate | up with SiLU*mul), or 64 = one (with
+   * SiLU*mul 32 gate rows and the 32 matching up rows, interleaved by 8: the narrow tile, below) */
+  static constexpr int BW = BW_;
   static constexpr int BK = 64;     /* one 128-byte swizzle atom of bf16 */
   static constexpr int STREAMS = 2; /* consumer warpgroups, each an independent tile stream */
   static constexpr int THREADS = 128 * (1 + STREAMS);
-  static constexpr int B_BYTES = BW * BK * 2; /* 16 KB: two 8 KB halves */
+  static constexpr int B_BYTES = BW * BK * 2; /* 16 KB: two 8 KB halves; narrow: 8 KB */
   static constexpr int A_BYTES = BT * BK * 2; /* the token tile: 2, 4, 8 or 16 KB */
   static constexpr int SLOT = B_BYTES + A_BYTES;
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
-  static constexpr int MAX_STAGES = 8;
+  static constexpr int MAX_STAGES = 12;
   /* NOTE: as many ring stages per stream as fit: BT 16 -> 6 x 18 KB, 32 -> 5 x 20 KB, 64 -> 4 x
    * 24 KB, 128 (v9) -> 3 x 32 KB, per stream. At 16 tokens a stream's k-block is compute-light (8
    * wgmma m64n16k16), so the ring is there to keep bytes in flight: 5 loading slots x 16 KB of B
@@ -137,6 +139,7 @@ template <int BT_> struct v7_cfg {
   static constexpr int CONSUMER_REGS = 232;
   static_assert(BT == 16 || BT == 32 || BT == 64 || BT == 128,
                 "token tiles of 16, 32, 64 (v7) or 128 (v9) rows");
+  static_assert(BW == 128 || (BW == 64 && BT <= 64), "tiles of 128 B rows, or 64 (v7 only)");
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * STREAMS <=
                     (65536 / THREADS & ~7) * THREADS,
                 "setmaxnreg: more registers than the CTA's launch allocation (gemm_v2.cu)");
@@ -206,18 +209,42 @@ __device__ __forceinline__ v7_load v7_load_of(const xsg_params& p, int silu, int
   /* NOTE: the full box bytes (TMA counts the zero-filled out-of-bounds part of a box). A second
    * half wholly past N (no SiLU) is not loaded: its stale rows only feed output columns >= N,
    * which are never stored. */
-  l.bytes = cfg::A_BYTES + (l.b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2);
+  l.bytes = cfg::A_BYTES + (cfg::BW == 64 || l.b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2);
   return l;
 }
 
 /* TRACE (probe only, xsg_probe.v7_mode): %globaltimer stamps per CTA into p.trace
  * (gemm_internal.h, XSG_V7_TRACE). */
-template <int BT, bool TRACE>
-__global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
+/* The narrow SiLU*mul tile (64 B rows = 32 gate rows interleaved with their 32 up rows by 8:
+ * smem row 16 j + r is gate row 8 j + r and row 16 j + 8 + r its up row, r < 8): v[4i + j] (h = 0)
+ * is the gate and v[4i + 2 + j] (h = 1) the up value of output column col_base + 8 warp + lane/4
+ * and token 8i + 2(lane%4) + j. silu(gate) * up, then the neighbour lane pair (lane ^ 4) swaps
+ * one value each so that every thread stores two adjacent columns of one token (4 bytes), as
+ * store_tokens does. */
+template <int BT>
+__device__ __forceinline__ void store_tokens_silu32(const float (&v)[BT / 2], uint16_t* base,
+                                                    int64_t ld, int rows, int cols, int warp,
+                                                    int lane) {
+  const int g = lane >> 2, q = lane & 3, odd = g & 1;
+  const int col = 8 * warp + (g & ~1);
+#pragma unroll
+  for (int i = 0; i < BT / 8; i++) {
+    const float a0 = xsg_silu_mul(v[4 * i], v[4 * i + 2]);
+    const float a1 = xsg_silu_mul(v[4 * i + 1], v[4 * i + 3]);
+    const float recv = __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 4);
+    const int r = 8 * i + 2 * q + odd;
+    if (r < rows && col < cols)
+      *(uint32_t*)(base + (int64_t)r * ld + col) =
+          xsg_pack_bf16x2(odd ? recv : a0, odd ? a1 : recv);
+  }
+}
+
+template <int BT, int BW, bool TRACE>
+__global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     gemm_kernel_v7(const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ xsg_params p) {
-  using cfg = v7_cfg<BT>;
+  using cfg = v7_cfg<BT, BW>;
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = xsg_smem_align1024(smem_raw);
@@ -286,8 +313,11 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
           uint8_t* slot = ring + s * cfg::SLOT;
           xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
           if (TRACE && first) trace[26 + st] = xs_clock64();
-          xs_tma_load_3d(slot, &map_b, &my_full[s], kb * cfg::BK, l.b_row0, l.b_batch);
-          if (l.b_row1 < p.N)
+          if (BW == 64 && silu) /* the 5-D map: {k, 8 rows, gate | up, 8-row group, expert} */
+            xs_tma_load_5d(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8, l.b_batch);
+          else
+            xs_tma_load_3d(slot, &map_b, &my_full[s], kb * cfg::BK, l.b_row0, l.b_batch);
+          if (BW == 128 && l.b_row1 < p.N)
             xs_tma_load_3d(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb * cfg::BK, l.b_row1,
                            l.b_batch);
           xs_tma_load_3d(slot + cfg::B_BYTES, &map_a, &my_full[s], kb * cfg::BK, l.row0, l.a_batch);
@@ -381,7 +411,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
         for (int kk = 0; kk < cfg::BK / 16; kk++) {   /* +32 bytes per k16 step = +2 in the */
           const int acc = (kb > 0 || kk > 0) ? 1 : 0; /* descriptor's address field */
           wgmma_tokens<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
-          wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
+          if (BW == 128) wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
         }
         xs_wgmma_commit();
         /* The previous k-block's group has retired once at most one group is pending: its
@@ -396,7 +426,7 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
       }
       xs_wgmma_wait<0>();
       xs_wgmma_fence_regs(d0); /* accumulator reads stay after the wait */
-      xs_wgmma_fence_regs(d1);
+      if (BW == 128) xs_wgmma_fence_regs(d1);
       if (lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
       if (TRACE && tid == 0) {
         tr_t1 = xs_clock64();
@@ -418,7 +448,12 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
         base = p.C + (batch_row + row0) * p.n_out + col0;
         ld = p.n_out;
       }
-      if (silu) {
+      if (BW == 64) {
+        if (silu)
+          store_tokens_silu32<BT>(d0, base, ld, rows, cols, warp, lane);
+        else
+          store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
+      } else if (silu) {
 #pragma unroll
         for (int i = 0; i < BT / 2; i++)
           d0[i] = xsg_silu_mul(d0[i], d1[i]); /* gate row n of d0 <-> up row n of d1 */
@@ -446,35 +481,44 @@ __global__ void __launch_bounds__(v7_cfg<BT>::THREADS, 1)
   }
 }
 
-template <int BT, bool TRACE>
+template <int BT, int BW, bool TRACE>
 static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                                int ctas, cudaStream_t stream) {
-  using cfg = v7_cfg<BT>;
+  using cfg = v7_cfg<BT, BW>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, TRACE>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, BW, TRACE>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_v7<BT, TRACE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb,
-                    *p);
+  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
+                    *mb, *p);
 }
 
-template <int BT>
+template <int BT, int BW>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           int ctas, cudaStream_t stream) {
-  if (p->trace) return launch_mode<BT, true>(p, ma, mb, ctas, stream); /* probe only */
-  return launch_mode<BT, false>(p, ma, mb, ctas, stream);
+  if (p->trace) return launch_mode<BT, BW, true>(p, ma, mb, ctas, stream); /* probe only */
+  return launch_mode<BT, BW, false>(p, ma, mb, ctas, stream);
 }
 
 } // namespace
 
 cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                           int ctas, cudaStream_t stream) {
-  if (p->tile_m == 16) return launch<16>(p, map_a, map_b, ctas, stream);
-  if (p->tile_m == 32) return launch<32>(p, map_a, map_b, ctas, stream);
-  if (p->tile_m == 64) return launch<64>(p, map_a, map_b, ctas, stream);
-  if (p->tile_m == 128) return launch<128>(p, map_a, map_b, ctas, stream); /* v9 */
+  /* B rows per tile: the output tile's columns, twice that with SiLU*mul */
+  const int bw = (p->epi.act == XS_GEMM_ACT_SILU_MUL ? 2 : 1) * p->tile_n;
+  if (bw == 64) {
+    if (p->tile_m == 16) return launch<16, 64>(p, map_a, map_b, ctas, stream);
+    if (p->tile_m == 32) return launch<32, 64>(p, map_a, map_b, ctas, stream);
+    if (p->tile_m == 64) return launch<64, 64>(p, map_a, map_b, ctas, stream);
+    return cudaErrorInvalidValue;
+  }
+  if (bw != 128) return cudaErrorInvalidValue;
+  if (p->tile_m == 16) return launch<16, 128>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 32) return launch<32, 128>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 64) return launch<64, 128>(p, map_a, map_b, ctas, stream);
+  if (p->tile_m == 128) return launch<128, 128>(p, map_a, map_b, ctas, stream); /* v9 */
   return cudaErrorInvalidValue;
 }
