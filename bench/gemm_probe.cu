@@ -5,7 +5,8 @@
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer). Rows, timed in
- * interleaved rounds (median ms per launch; ratio = cuBLAS / row, median of per-round ratios):
+ * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
+ * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
  *   v3                       XS_GEMM_V3, as the library runs it
  *   v3 traced                probe mode 5 (gemm_internal.h): v3 writing SM clock stamps per tile
@@ -22,54 +23,12 @@
  * every CTA is busy, with or without --delay).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <string>
+#define PROBE_NAME "gemm_probe"
 #include <utility>
-#include <vector>
 
+#include "gemm_probe_common.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "xstage/gemm.h"
-
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "gemm_probe: %s: %s\n", #x, cudaGetErrorString(e_));                         \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-/* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
-__global__ void fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-    x[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
-  }
-}
-
-static float bf(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-struct row {
-  std::string name;
-  std::function<void()> run;
-  std::vector<double> ms;
-};
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
@@ -128,8 +87,8 @@ int main(int argc, char** argv) {
     off[e] = e * T;
   CK(cudaMemcpy(d_off, off.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
-  fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
-  fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
+  probe_fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
+  probe_fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
   CK(cudaDeviceSynchronize());
 
   cublasHandle_t h;
@@ -137,17 +96,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gemm_probe: cublasCreate failed\n");
     return 1;
   }
-  auto cublas = [&]() {
-    const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, (long long)N * K, A,
-        CUDA_R_16BF, K, (long long)T * K, &zero, Cb, CUDA_R_16BF, N, (long long)T * N, E,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      fprintf(stderr, "gemm_probe: cublasGemmStridedBatchedEx: status %d\n", (int)s);
-      exit(1);
-    }
-  };
+  auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = masked ? XS_GEMM_GROUPED_MASKED : XS_GEMM_GROUPED_CONTIG;
   a.M = masked ? T : rows, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V3;
@@ -197,86 +146,33 @@ int main(int argc, char** argv) {
   /* ---- correctness of v3 and v3 traced against cuBLAS (outputs poisoned first) ---- */
   cublas();
   CK(cudaDeviceSynchronize());
-  std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
+  std::vector<uint16_t> hb((size_t)rows * N);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
   const std::vector<std::pair<std::string, std::function<void()>>> checked = {
       {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
       {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)}};
-  for (const auto& chk : checked) {
-    CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
-    chk.second();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    size_t bad = 0;
-    for (int r = 0; r < rows; r++)
-      for (int c = 0; c < n_out; c++) {
-        double want = bf(hb[(size_t)r * N + c]);
-        if (silu) {
-          const double g = want, u = bf(hb[(size_t)r * N + c + n_out]);
-          want = g / (1.0 + std::exp(-g)) * u;
-        }
-        const double got = bf(hc[(size_t)r * n_out + c]), d = got - want;
-        if (!std::isfinite(got)) bad++;
-        num += d * d, den += want * want;
-      }
-    const double rel = std::sqrt(num / (den > 0 ? den : 1));
-    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", chk.first.c_str(), rel, bad);
-    if (bad || !(rel < 2e-2)) {
-      fprintf(stderr, "gemm_probe: %s disagrees with cuBLAS\n", chk.first.c_str());
-      return 1;
-    }
-  }
+  for (const auto& chk : checked)
+    if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
   /* ---- interleaved timing ---- */
-  std::vector<row> rs = {{"cublas strided batched", cublas, {}},
-                         {"v3", ours(0), {}},
-                         {"v3 traced", ours(5), {}},
-                         {"v3 no epilogue", ours(4), {}},
-                         {"v3 no wgmma", ours(6), {}},
-                         {"v11 (mode 1)", ours(1), {}},
-                         {"v11 traced", ours(8), {}},
-                         {"v13 (mode 3)", ours(3), {}},
-                         {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
+  std::vector<probe_row> rs = {{"cublas strided batched", cublas, {}},
+                               {"v3", ours(0), {}},
+                               {"v3 traced", ours(5), {}},
+                               {"v3 no epilogue", ours(4), {}},
+                               {"v3 no wgmma", ours(6), {}},
+                               {"v11 (mode 1)", ours(1), {}},
+                               {"v11 traced", ours(8), {}},
+                               {"v13 (mode 3)", ours(3), {}},
+                               {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
 
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (auto& r : rs) /* warm-up, and launches per timing of >= 2 ms */
-    for (int i = 0; i < 3; i++)
-      r.run();
-  CK(cudaEventRecord(e0));
-  cublas();
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float one_ms = 0;
-  CK(cudaEventElapsedTime(&one_ms, e0, e1));
-  const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
-  for (int round = 0; round < rounds; round++)
-    for (auto& r : rs) {
-      CK(cudaEventRecord(e0));
-      for (int i = 0; i < iters; i++)
-        r.run();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      r.ms.push_back(ms / iters);
-    }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
+  const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;
   printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches\n", E, T, N, K,
          silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters);
   printf("  %-28s %9s %9s %8s\n", "row", "ms", "TFLOP/s", "ratio");
   for (auto& r : rs) {
-    std::vector<double> ratio;
-    for (int i = 0; i < rounds; i++)
-      ratio.push_back(rs[0].ms[i] / r.ms[i]);
-    const double ms = median(r.ms);
-    printf("  %-28s %9.4f %9.1f %8.3f\n", r.name.c_str(), ms, flops / ms / 1e9, median(ratio));
+    const double ms = probe_median(r.ms);
+    printf("  %-28s %9.4f %9.1f %8.3f\n", r.name.c_str(), ms, flops / ms / 1e9, probe_ratio(rs, r));
   }
 
   /* ---- one traced launch of a mode, read back ---- */

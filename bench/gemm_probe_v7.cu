@@ -17,58 +17,10 @@
  * back-to-back launches (the difference: launch gaps).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <string>
-#include <vector>
-
+#define PROBE_NAME "gemm_probe_v7"
+#include "gemm_probe_common.h"
 #include "kernels/gemm/gemm_internal.h"
 #include "xstage/gemm.h"
-
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      fprintf(stderr, "gemm_probe_v7: %s: %s\n", #x, cudaGetErrorString(e_));                      \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
-
-/* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
-__global__ void fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
-    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
-    x[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
-  }
-}
-
-static float bf(uint16_t b) {
-  uint32_t u = (uint32_t)b << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
-struct row {
-  std::string name;
-  std::function<void()> run;
-  std::vector<double> ms;
-};
-
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 int main(int argc, char** argv) {
   int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10;
@@ -117,8 +69,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_cnt, E * 4));
   std::vector<int32_t> cnt(E, T);
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
-  fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
-  fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
+  probe_fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
+  probe_fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
   CK(cudaDeviceSynchronize());
 
   cublasHandle_t h;
@@ -126,17 +78,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gemm_probe_v7: cublasCreate failed\n");
     return 1;
   }
-  auto cublas = [&]() {
-    const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = cublasGemmStridedBatchedEx(
-        h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, (long long)N * K, A,
-        CUDA_R_16BF, K, (long long)T * K, &zero, Cb, CUDA_R_16BF, N, (long long)T * N, E,
-        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-      fprintf(stderr, "gemm_probe_v7: cublasGemmStridedBatchedEx: status %d\n", (int)s);
-      exit(1);
-    }
-  };
+  auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = XS_GEMM_GROUPED_MASKED;
   a.M = T, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V7;
@@ -183,7 +125,7 @@ int main(int argc, char** argv) {
   snprintf(name_wide, sizeof name_wide, "v7 %dx%d wide", tl_wide.tile_m, tl_wide.tile_n);
   snprintf(name_narrow, sizeof name_narrow, "v7 %dx%d narrow", tl_narrow.tile_m, tl_narrow.tile_n);
   snprintf(name_sms, sizeof name_sms, "v7 wide, %d ctas", sms);
-  std::vector<row> rs = {
+  std::vector<probe_row> rs = {
       {"cublas strided batched", cublas, {}},     {name_pick, v7(0, 0, 0, 0), {}},
       {"v7 (library), PDL", v7(0, 0, 0, 1), {}},  {name_wide, v7(0, 128, 0, 0), {}},
       {name_narrow, v7(0, 64, 0, 0), {}},         {name_sms, v7(sms, 128, 0, 0), {}},
@@ -192,77 +134,26 @@ int main(int argc, char** argv) {
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();
   CK(cudaDeviceSynchronize());
-  std::vector<uint16_t> hb((size_t)rows * N), hc((size_t)rows * n_out);
+  std::vector<uint16_t> hb((size_t)rows * N);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
-  for (size_t i = 1; i < rs.size(); i++) {
-    CK(cudaMemset(C, 0xff, (size_t)rows * n_out * 2)); /* NaN poison */
-    rs[i].run();
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    size_t bad = 0;
-    for (int r = 0; r < rows; r++)
-      for (int c = 0; c < n_out; c++) {
-        double want = bf(hb[(size_t)r * N + c]);
-        if (silu) {
-          const double g = want, u = bf(hb[(size_t)r * N + c + n_out]);
-          want = g / (1.0 + std::exp(-g)) * u;
-        }
-        const double got = bf(hc[(size_t)r * n_out + c]), d = got - want;
-        if (!std::isfinite(got)) bad++;
-        num += d * d, den += want * want;
-      }
-    const double rel = std::sqrt(num / (den > 0 ? den : 1));
-    printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", rs[i].name.c_str(), rel, bad);
-    if (bad || !(rel < 2e-2)) {
-      fprintf(stderr, "gemm_probe_v7: %s disagrees with cuBLAS\n", rs[i].name.c_str());
-      return 1;
-    }
-  }
+  for (size_t i = 1; i < rs.size(); i++)
+    if (probe_check(rs[i].name, rs[i].run, C, hb, rows, N, n_out, silu)) return 1;
 
   /* ---- interleaved timing (batches of back-to-back launches, the order rotated per round) ---- */
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (auto& r : rs)
-    for (int i = 0; i < 3; i++)
-      r.run();
-  CK(cudaEventRecord(e0));
-  cublas();
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float one_ms = 0;
-  CK(cudaEventElapsedTime(&one_ms, e0, e1));
-  const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
-  const size_t n = rs.size();
-  for (int round = 0; round < rounds; round++)
-    for (size_t j = 0; j < n; j++) {
-      row& r = rs[(j + round) % n];
-      CK(cudaEventRecord(e0));
-      for (int i = 0; i < iters; i++)
-        r.run();
-      CK(cudaEventRecord(e1));
-      CK(cudaEventSynchronize(e1));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      r.ms.push_back(ms / iters);
-    }
+  const int iters = probe_time(rs, rounds);
   const double bytes = (double)E * N * K * 2;
   printf(
       "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches\n",
       E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters);
   printf("  %-26s %9s %9s %8s\n", "row", "us", "B TB/s", "ratio");
   for (auto& r : rs) {
-    std::vector<double> ratio;
-    for (int i = 0; i < rounds; i++)
-      ratio.push_back(rs[0].ms[i] / r.ms[i]);
-    const double ms = median(r.ms);
+    const double ms = probe_median(r.ms);
     printf("  %-26s %9.2f %9.2f %8.3f\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
-           median(ratio));
+           probe_ratio(rs, r));
   }
 
   /* ---- traced launches, read back: stamps relative to the first CTA's entry ---- */
-  const double per_launch_us = median(rs.back().ms) * 1e3;
+  const double per_launch_us = probe_median(rs.back().ms) * 1e3;
   for (int rep = 0; rep < 3; rep++) {
     CK(cudaMemset(trace, 0, (size_t)XSG_V7_TRACE * sms * 8));
     for (int i = 0; i < 4; i++) /* back to back, as timed; the last one's stamps stay */
@@ -347,7 +238,7 @@ int main(int argc, char** argv) {
     }
     printf("  streams' read rate in their main loops, GB/s: min %.1f median %.1f max %.1f; CTAs "
            "with two busy streams %d, one %d\n",
-           *std::min_element(rate.begin(), rate.end()), median(rate),
+           *std::min_element(rate.begin(), rate.end()), probe_median(rate),
            *std::max_element(rate.begin(), rate.end()), two, one);
   }
   return 0;

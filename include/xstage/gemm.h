@@ -154,7 +154,11 @@ typedef struct xs_gemm_schedule {
               Same results as a plain launch (0, the default). Measured on the H200 (session 5):
               back-to-back launches of a grid whose CTAs all carry the same work gain 2-4 % at
               16-128 tokens per expert; where CTAs carry unequal work or fewer CTAs than SMs run,
-              they lost 3-6 % (src/kernels/gemm/README.md, "Tuning round 11"). */
+              they lost 3-6 % (src/kernels/gemm/README.md, "Tuning round 11"). Session 6 (runs
+              28-29, AUTO's MASKED pick): +1.4 ... +4 % at 16 tokens per expert with 8 experts on
+              128 CTAs, +0.3 ... +1.2 % on the multi-wave cases at 512 tokens; -5 ... -8 % on
+              DeepSeek-V3 down E=8 T=16 (112 CTAs) and -2.4 % on Qwen3-235B gate/up E=8 T=128
+              (one wave of 96 tiles): turn it on where the grid covers the GPU. */
 } xs_gemm_schedule;
 #define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
   { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0, 0 }

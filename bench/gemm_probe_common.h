@@ -1,0 +1,158 @@
+/* gemm_probe_common.h — what bench/gemm_probe.cu and bench/gemm_probe_v7.cu share: an error
+ * check, a hash fill independent of the library's, the cuBLAS strided-batched baseline, the
+ * check of one row's output against it (outputs poisoned first, SiLU*mul applied on the host),
+ * and interleaved timing of rows (batches of back-to-back launches, the order rotated per round;
+ * a row's ratio is the median over rounds of baseline time / row time). Header-only, probe use
+ * only.
+ */
+#ifndef XSTAGE_BENCH_GEMM_PROBE_COMMON_H
+#define XSTAGE_BENCH_GEMM_PROBE_COMMON_H
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+/* The probe's name in its messages (each probe defines it before including this). */
+#ifndef PROBE_NAME
+#error "define PROBE_NAME before including gemm_probe_common.h"
+#endif
+
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      fprintf(stderr, PROBE_NAME ": %s: %s\n", #x, cudaGetErrorString(e_));                        \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+
+/* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
+__global__ void probe_fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+    h ^= h >> 15, h *= 2246822519u, h ^= h >> 13, h *= 3266489917u, h ^= h >> 16;
+    x[i] = __float2bfloat16((h >> 8) * (2.0f / 16777216.0f) - 1.0f);
+  }
+}
+
+static inline float probe_bf(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static inline double probe_median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+/* One timed row: a launch, and its per-launch ms of every round. */
+struct probe_row {
+  std::string name;
+  std::function<void()> run;
+  std::vector<double> ms;
+};
+
+/* cuBLAS strided-batched: Cb[e] (T x N) = A[e] (T x K) . B[e] (N x K)^T for E experts. */
+static inline void probe_cublas_batched(cublasHandle_t h, const __nv_bfloat16* A,
+                                        const __nv_bfloat16* B, __nv_bfloat16* Cb, int E, int T,
+                                        int N, int K) {
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t s = cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, (long long)N * K, A,
+      CUDA_R_16BF, K, (long long)T * K, &zero, Cb, CUDA_R_16BF, N, (long long)T * N, E,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, PROBE_NAME ": cublasGemmStridedBatchedEx: status %d\n", (int)s);
+    exit(1);
+  }
+}
+
+/* Poison C, run `fn`, compare its rows x n_out output with cuBLAS's rows x N (hb, host copy;
+ * with SiLU*mul the reference is silu(gate) * up of its two halves). Prints the relative
+ * Frobenius error; returns 0 when it is finite everywhere and below 2e-2. */
+static inline int probe_check(const std::string& name, const std::function<void()>& fn,
+                              __nv_bfloat16* C, const std::vector<uint16_t>& hb, int rows, int N,
+                              int n_out, int silu) {
+  std::vector<uint16_t> hc((size_t)rows * n_out);
+  CK(cudaMemset(C, 0xff, hc.size() * 2)); /* NaN poison */
+  fn();
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  size_t bad = 0;
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < n_out; c++) {
+      double want = probe_bf(hb[(size_t)r * N + c]);
+      if (silu) {
+        const double g = want, u = probe_bf(hb[(size_t)r * N + c + n_out]);
+        want = g / (1.0 + std::exp(-g)) * u;
+      }
+      const double got = probe_bf(hc[(size_t)r * n_out + c]), d = got - want;
+      if (!std::isfinite(got)) bad++;
+      num += d * d, den += want * want;
+    }
+  const double rel = std::sqrt(num / (den > 0 ? den : 1));
+  printf("# check %s: rel_err %.2e vs cuBLAS, %zu non-finite\n", name.c_str(), rel, bad);
+  if (bad || !(rel < 2e-2)) {
+    fprintf(stderr, PROBE_NAME ": %s disagrees with cuBLAS\n", name.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+/* Three warm-up launches per row, then `rounds` rounds of one batch per row (>= 2 ms of the first
+ * row, the baseline), the order rotated by one per round; fills each row's ms. Returns the
+ * launches per batch. */
+static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (auto& r : rs)
+    for (int i = 0; i < 3; i++)
+      r.run();
+  CK(cudaEventRecord(e0));
+  rs[0].run();
+  CK(cudaEventRecord(e1));
+  CK(cudaEventSynchronize(e1));
+  float one_ms = 0;
+  CK(cudaEventElapsedTime(&one_ms, e0, e1));
+  const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
+  const size_t n = rs.size();
+  for (int round = 0; round < rounds; round++)
+    for (size_t j = 0; j < n; j++) {
+      probe_row& r = rs[(j + round) % n];
+      CK(cudaEventRecord(e0));
+      for (int i = 0; i < iters; i++)
+        r.run();
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      r.ms.push_back(ms / iters);
+    }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return iters;
+}
+
+/* Median over rounds of rs[0]'s time / row's time (> 1: the row is faster than the baseline). */
+static inline double probe_ratio(const std::vector<probe_row>& rs, const probe_row& r) {
+  std::vector<double> ratio;
+  for (size_t i = 0; i < r.ms.size() && i < rs[0].ms.size(); i++)
+    ratio.push_back(rs[0].ms[i] / r.ms[i]);
+  return probe_median(ratio);
+}
+
+#endif
