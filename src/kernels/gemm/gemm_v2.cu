@@ -485,23 +485,32 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       int jp = 0; /* TRACE: tiles loaded so far */
       int k = blockIdx.x;
       tile_info cur = {-1, 0, 0, 0, 0};
-      /* The guessed tile's first k-blocks, before the table exists. */
-      const tile_info guess = {xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess,
-                               nb_guess};
-      for (int kb = 0; kb < spec; kb++) {
-        const int b_row0 = silu ? nb_guess * (BN / 2) : nb_guess * BN;
+      /* Slot s gets k-block kb of tile ti (its entry with k-block 0, released by the arrive): A,
+       * and B's two halves: [n0, n0 + BN/2) and the next half, or with SiLU the gate rows and
+       * the matching up rows (I = N/2 further on). NOTE: expect the full box bytes: TMA counts
+       * the zero-filled out-of-bounds part of a box too. A second B half that lies wholly past N
+       * is not loaded at all (its stale rows only feed output columns >= N, never stored). */
+      auto load = [&](const tile_info& ti, int kb) {
+        const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? ti.expert : 0;
+        const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : ti.expert;
+        const int b_row0 = silu ? ti.nb * (BN / 2) : ti.nb * BN;
         const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
         uint8_t* sa = ring + s * cfg::STAGE_BYTES;
         uint8_t* sb = sa + cfg::A_BYTES;
-        if (kb == 0) info[s] = guess; /* fresh slots: no empty wait */
+        if (kb == 0) info[s] = ti;
         xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
                                                         : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, 0, g_guess);
-        xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, g_guess);
+        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, ti.row0, a_batch);
+        xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
         if (b_row1 < p.N)
-          xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, g_guess);
-        s++; /* spec < STAGES: no wrap */
-      }
+          xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
+      };
+      /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
+       * wait; spec < STAGES: no wrap). */
+      const tile_info guess = {xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess,
+                               nb_guess};
+      for (int kb = 0; kb < spec; kb++, s++)
+        load(guess, kb);
       xsg_wait_timed(table_ready, 0);
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
@@ -510,12 +519,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
        * those slots unused) */
       int kb_start = spec && have && cur.index == guess.index ? spec : 0;
       while (have) {
-        const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? cur.expert : 0;
-        const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : cur.expert;
-        /* B rows of the two halves of the tile: [n0, n0+BN/2) and the next half, or with SiLU
-         * the gate rows and the matching up rows (I = N/2 further on). */
-        const int b_row0 = silu ? cur.nb * (BN / 2) : cur.nb * BN;
-        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
         /* TRACE: the producer's stamps go into warpgroup 1's record of the same tile. */
         unsigned long long* const prec =
             TRACE && jp < p.trace_cap ? trace + XSG_TRACE_HEAD + jp * 2 * XSG_TRACE_REC : nullptr;
@@ -528,18 +531,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (kb_start) have_next = next_tile(p, table, offsets, positions, k, nxt);
         for (int kb = kb_start; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
-          uint8_t* sa = ring + s * cfg::STAGE_BYTES;
-          uint8_t* sb = sa + cfg::A_BYTES;
-          if (kb == 0) info[s] = cur; /* released by the arrive below */
-          /* NOTE: expect the full box bytes: TMA counts the zero-filled out-of-bounds part of
-           * a box too. A second B half that lies wholly past N is not loaded at all (its stale
-           * rows only feed output columns >= N, which are never stored). */
-          xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
-                                                          : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-          xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, cur.row0, a_batch);
-          xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
-          if (b_row1 < p.N)
-            xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
+          load(cur, kb);
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
@@ -590,12 +582,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     const int use_slot = MODE == 3 && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
     int jt = 0; /* TRACE: tiles taken so far */
-    if (spec && !xsg_spec_hit(p, table, table_ready, blockIdx.x, g_guess, nb_guess)) {
-      for (int i = 0; i < spec; i++) { /* the producer guessed wrong: drain those slots unused */
-        xs_mbar_wait(&full[s], phase);
-        if (lane == 0) xs_mbar_arrive(&empty[s]);
-        s++; /* spec < STAGES: no wrap */
-      }
+    if (spec) {
+      xs_mbar_wait(table_ready, 0); /* the table, to check the producer's guess against */
+      if (!xsg_spec_hit(p, table, blockIdx.x, g_guess, nb_guess))
+        for (int i = 0; i < spec; i++, s++) { /* it guessed wrong: drain those slots unused */
+          xs_mbar_wait(&full[s], phase);      /* (spec < STAGES: no wrap) */
+          if (lane == 0) xs_mbar_arrive(&empty[s]);
+        }
     }
     auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
     auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };

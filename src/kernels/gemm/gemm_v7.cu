@@ -373,17 +373,13 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     const int k0 = xsg_stream_first(blockIdx.x, st, gridDim.x);
     int g_guess = 0, nb_guess = 0;
     const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
-    if (spec && !xsg_spec_hit(p, table, table_ready, k0, g_guess, nb_guess)) {
-      for (int i = 0; i < spec; i++) { /* the producer guessed wrong: drain those slots unused */
-        xs_mbar_wait(&my_full[s], phase);
+    xs_mbar_wait(table_ready, 0);
+    if (spec && !xsg_spec_hit(p, table, k0, g_guess, nb_guess)) {
+      for (int i = 0; i < spec; i++, s++) { /* the producer guessed wrong: drain those slots */
+        xs_mbar_wait(&my_full[s], phase);   /* unused (spec < STAGES: no wrap) */
         if (lane == 0) xs_mbar_arrive(&my_empty[s]);
-        if (++s == cfg::STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
       }
     }
-    xs_mbar_wait(table_ready, 0);
     const int positions = p.compact ? table[p.experts] : p.positions;
     for (int k = k0; k < positions; k += step) {
       int tile_index;

@@ -151,11 +151,10 @@ static __device__ __forceinline__ int xsg_spec_guess(const xsg_params& p, int k0
   return k_blocks < spec ? k_blocks : spec;
 }
 
-/* A consumer's side of the guess: waits for the table, then whether position k0 is the guessed
- * tile (so the producer's speculative slots belong to it). */
+/* A consumer's side of the guess, once the table is published (the caller waited for it):
+ * whether position k0 is the guessed tile (so the producer's speculative slots belong to it). */
 static __device__ __forceinline__ bool xsg_spec_hit(const xsg_params& p, const int32_t* table,
-                                                    uint64_t* table_ready, int k0, int g, int nb) {
-  xs_mbar_wait(table_ready, 0);
+                                                    int k0, int g, int nb) {
   if (k0 >= table[p.experts]) return false;
   const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, k0);
   return t.g == g && t.mb == 0 && t.nb == nb;
