@@ -59,8 +59,10 @@ typedef enum xs_gemm_version {
                      count that needs as many waves as 128x224, on narrower tiles) */
   XS_GEMM_V7 = 7, /* Hopper, few rows per group (decode, small MoE batches): token-major tiles
                      of 16/32/64 rows (the least that holds M) x 128 output columns (64 with
-                     SiLU*mul), weights on the wgmma M side, two tile streams per CTA, stores
-                     from registers; AUTO's pick for DENSE and MASKED with M <= 64 */
+                     SiLU*mul), or half that where it spreads the weights over the SMs more
+                     evenly (xs_gemm_tiles says which; it depends on the SM count), weights on
+                     the wgmma M side, two tile streams per CTA, stores from registers; AUTO's
+                     pick for DENSE and MASKED with M <= 64 */
   XS_GEMM_V8 = 8, /* Hopper: v3's 128x256 tile on clusters of two CTAs computing vertically
                      adjacent tiles (m-blocks 2j, 2j + 1 of one group) that share the B tile
                      through TMA multicast. Explicit only (AUTO does not pick it). Not with
