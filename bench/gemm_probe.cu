@@ -32,37 +32,11 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  for (int i = 1; i < argc; i++) {
-    auto val = [&](const char* flag) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "gemm_probe: %s needs a value\n", flag);
-        exit(2);
-      }
-      return atoi(argv[++i]);
-    };
-    if (!strcmp(argv[i], "--experts"))
-      E = val("--experts");
-    else if (!strcmp(argv[i], "--tokens"))
-      T = val("--tokens");
-    else if (!strcmp(argv[i], "--N"))
-      N = val("--N");
-    else if (!strcmp(argv[i], "--K"))
-      K = val("--K");
-    else if (!strcmp(argv[i], "--window"))
-      window = 1;
-    else if (!strcmp(argv[i], "--delay"))
-      delay = val("--delay");
-    else if (!strcmp(argv[i], "--rounds"))
-      rounds = val("--rounds");
-    else if (!strcmp(argv[i], "--silu"))
-      silu = 1;
-    else if (!strcmp(argv[i], "--masked"))
-      masked = 1;
-    else {
-      fprintf(stderr, "gemm_probe: unknown argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
+  const probe_opt opts[] = {
+      {"--experts", &E, 0},     {"--tokens", &T, 0},    {"--N", &N, 0},
+      {"--K", &K, 0},           {"--delay", &delay, 0}, {"--rounds", &rounds, 0},
+      {"--window", &window, 1}, {"--silu", &silu, 1},   {"--masked", &masked, 1}};
+  probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1) {
     fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1\n");
     return 2;
@@ -87,15 +61,7 @@ int main(int argc, char** argv) {
     off[e] = e * T;
   CK(cudaMemcpy(d_off, off.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
-  probe_fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
-  probe_fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
-  CK(cudaDeviceSynchronize());
-
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-    fprintf(stderr, "gemm_probe: cublasCreate failed\n");
-    return 1;
-  }
+  cublasHandle_t h = probe_setup(A, (size_t)rows * K, B, (size_t)E * N * K);
   auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = masked ? XS_GEMM_GROUPED_MASKED : XS_GEMM_GROUPED_CONTIG;

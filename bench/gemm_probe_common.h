@@ -45,6 +45,39 @@ __global__ void probe_fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
   }
 }
 
+/* A command-line option: "--flag N" stores the integer N in *value; a switch stores 1. */
+struct probe_opt {
+  const char* flag;
+  int* value;
+  int is_switch;
+};
+
+/* Applies argv[1..] to the options; an unknown argument, a missing value or one that is not an
+ * integer exits with 2 and says which. */
+static inline void probe_parse(int argc, char** argv, const probe_opt* opts, int n_opts) {
+  for (int i = 1; i < argc; i++) {
+    const probe_opt* o = nullptr;
+    for (int j = 0; j < n_opts && !o; j++)
+      if (!strcmp(argv[i], opts[j].flag)) o = &opts[j];
+    if (!o) {
+      fprintf(stderr, PROBE_NAME ": unknown argument '%s'\n", argv[i]);
+      exit(2);
+    }
+    if (o->is_switch) {
+      *o->value = 1;
+      continue;
+    }
+    char* end = nullptr;
+    const long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+    if (i + 1 >= argc || end == argv[i + 1] || *end || v < -2147483647 || v > 2147483647) {
+      fprintf(stderr, PROBE_NAME ": %s needs an integer value\n", o->flag);
+      exit(2);
+    }
+    *o->value = (int)v;
+    i++;
+  }
+}
+
 static inline float probe_bf(uint16_t b) {
   uint32_t u = (uint32_t)b << 16;
   float f;
@@ -63,6 +96,21 @@ struct probe_row {
   std::function<void()> run;
   std::vector<double> ms;
 };
+
+/* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, and returns a cuBLAS
+ * handle (exits when cuBLAS cannot start). */
+static inline cublasHandle_t probe_setup(__nv_bfloat16* A, size_t a_elems, __nv_bfloat16* B,
+                                         size_t b_elems) {
+  probe_fill<<<1024, 256>>>(A, a_elems, 1);
+  probe_fill<<<1024, 256>>>(B, b_elems, 2);
+  CK(cudaDeviceSynchronize());
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, PROBE_NAME ": cublasCreate failed\n");
+    exit(1);
+  }
+  return h;
+}
 
 /* cuBLAS strided-batched: Cb[e] (T x N) = A[e] (T x K) . B[e] (N x K)^T for E experts. */
 static inline void probe_cublas_batched(cublasHandle_t h, const __nv_bfloat16* A,

@@ -24,31 +24,9 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10;
-  for (int i = 1; i < argc; i++) {
-    auto val = [&](const char* flag) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "gemm_probe_v7: %s needs a value\n", flag);
-        exit(2);
-      }
-      return atoi(argv[++i]);
-    };
-    if (!strcmp(argv[i], "--experts"))
-      E = val("--experts");
-    else if (!strcmp(argv[i], "--tokens"))
-      T = val("--tokens");
-    else if (!strcmp(argv[i], "--N"))
-      N = val("--N");
-    else if (!strcmp(argv[i], "--K"))
-      K = val("--K");
-    else if (!strcmp(argv[i], "--rounds"))
-      rounds = val("--rounds");
-    else if (!strcmp(argv[i], "--silu"))
-      silu = 1;
-    else {
-      fprintf(stderr, "gemm_probe_v7: unknown argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
+  const probe_opt opts[] = {{"--experts", &E, 0}, {"--tokens", &T, 0},      {"--N", &N, 0},
+                            {"--K", &K, 0},       {"--rounds", &rounds, 0}, {"--silu", &silu, 1}};
+  probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3) {
     fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
                     "rounds >= 3\n");
@@ -69,15 +47,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d_cnt, E * 4));
   std::vector<int32_t> cnt(E, T);
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
-  probe_fill<<<1024, 256>>>(A, (size_t)rows * K, 1);
-  probe_fill<<<1024, 256>>>(B, (size_t)E * N * K, 2);
-  CK(cudaDeviceSynchronize());
-
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
-    fprintf(stderr, "gemm_probe_v7: cublasCreate failed\n");
-    return 1;
-  }
+  cublasHandle_t h = probe_setup(A, (size_t)rows * K, B, (size_t)E * N * K);
   auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = XS_GEMM_GROUPED_MASKED;

@@ -260,19 +260,8 @@ __global__ void __launch_bounds__(v10_cfg::THREADS, 1)
         else
           xsg_store_staged<cfg::BN / 8>(my_c, (uint16_t*)dst.base, dst.ld, tid, rows, cols);
       }
-      if (p.epi.tile_flags) {
-        if (tma && tid == 0) {
-          xs_bulk_wait_all();            /* the tile's bytes are written ... */
-          xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
-        }
-        /* The tile is this warpgroup's alone: after the barrier (TMA: waited above; map: every
-         * thread's stores precede it) one thread publishes it at system scope. */
-        xs_named_bar_sync(1 + st, 128);
-        if (tid == 0) {
-          xs_fence_acq_rel_sys();
-          xs_red_add_release_sys_u32(&p.epi.tile_flags[tile_index], 1);
-        }
-      }
+      if (p.epi.tile_flags) /* the tile is this warpgroup's alone */
+        xsg_raise_tile_flag(&p.epi.tile_flags[tile_index], tma, tid, 1 + st, 128, tid == 0);
     }
     /* Shared memory must outlive the last TMA store's reads. */
     if (tid == 0) xs_bulk_wait_all();

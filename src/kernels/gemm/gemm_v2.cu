@@ -299,20 +299,9 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
         xsg_store_staged<LAST>(buf, base, ld, tid, rows, cols);
     }
   }
-  if (!raise_flag) return;
-  if (tma && p.epi.tile_flags && tid == 0) {
-    xs_bulk_wait_all();            /* the tile's bytes are written ... */
-    xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
-  }
-  if (p.epi.tile_flags) {
-    /* Both halves stored (TMA: waited above; map: each thread's stores precede the barrier):
-     * one thread publishes the tile at system scope. */
-    xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
-    if (threadIdx.x == 128) {
-      xs_fence_acq_rel_sys();
-      xs_red_add_release_sys_u32(&p.epi.tile_flags[td.index], 1);
-    }
-  }
+  if (raise_flag && p.epi.tile_flags) /* both halves stored: one thread publishes the tile */
+    xsg_raise_tile_flag(&p.epi.tile_flags[td.index], tma, tid, 3, 128 * cfg::CONSUMERS,
+                        threadIdx.x == 128);
 }
 
 /* v12's epilogue: straight from the accumulators to global memory, no staging, no barrier (but
@@ -383,15 +372,8 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
            xsg_pack_bf16x2(d[4 * i + 4], d[4 * i + 5]),
            xsg_pack_bf16x2(d[4 * i + 6], d[4 * i + 7]));
   }
-  if (p.epi.tile_flags) {
-    /* Both halves stored (each thread's stores precede the barrier): one thread publishes the
-     * tile at system scope. */
-    xs_named_bar_sync(3, 256);
-    if (threadIdx.x == 128) {
-      xs_fence_acq_rel_sys();
-      xs_red_add_release_sys_u32(&p.epi.tile_flags[td.index], 1);
-    }
-  }
+  if (p.epi.tile_flags) /* both halves stored: one thread publishes the tile */
+    xsg_raise_tile_flag(&p.epi.tile_flags[td.index], 0, tid, 3, 256, threadIdx.x == 128);
 }
 
 /* MODE 0: v2-v6 (the epilogue runs between a tile's last k-block and the next tile's first, with

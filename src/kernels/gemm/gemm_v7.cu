@@ -458,15 +458,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
         store_tokens<BT>(d1, base, ld, cfg::BW / 2, rows, cols, warp, lane);
       }
-      if (p.epi.tile_flags) {
-        /* Every thread's stores precede the barrier; one thread publishes the tile at system
-         * scope. */
-        xs_named_bar_sync(1 + st, 128);
-        if (tid == 0) {
-          xs_fence_acq_rel_sys();
-          xs_red_add_release_sys_u32(&p.epi.tile_flags[tile_index], 1);
-        }
-      }
+      if (p.epi.tile_flags) /* the tile is this warpgroup's alone (plain stores) */
+        xsg_raise_tile_flag(&p.epi.tile_flags[tile_index], 0, tid, 1 + st, 128, tid == 0);
       if (TRACE && tid == 0) trace[10 + st] = xs_clock64();
     }
     if (TRACE && tid == 0) {

@@ -435,19 +435,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
           xsg_store_staged<GPP>(my_c, base, dst.ld, tid, t.row_end - out_row0, p.n_out - col0);
         }
       }
-      if (tma && p.epi.tile_flags && tid == 0) {
-        xs_bulk_wait_all();            /* the tile's bytes are written ... */
-        xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
-      }
-      if (p.epi.tile_flags) {
-        /* Both halves stored (TMA: waited above; map: each thread's stores precede the barrier):
-         * one thread publishes the tile at system scope. */
-        xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
-        if (threadIdx.x == 128) {
-          xs_fence_acq_rel_sys();
-          xs_red_add_release_sys_u32(&p.epi.tile_flags[t.index], 1);
-        }
-      }
+      if (p.epi.tile_flags) /* both halves stored: one thread publishes the tile */
+        xsg_raise_tile_flag(&p.epi.tile_flags[t.index], tma, tid, 3, 128 * cfg::CONSUMERS,
+                            threadIdx.x == 128);
     }
     /* Shared memory must outlive the last TMA store's reads. */
     if (tid == 0) xs_bulk_wait_all();

@@ -160,6 +160,23 @@ static __device__ __forceinline__ bool xsg_spec_hit(const xsg_params& p, const i
   return t.g == g && t.mb == 0 && t.nb == nb;
 }
 
+/* A finished tile's flag (xs_gemm_epilogue.tile_flags): the thread that issued the tile's TMA
+ * stores (tid 0, when `tma`) waits until they are written and orders them before its later
+ * generic accesses; the `threads` threads that stored the tile meet at named barrier `bar` (the
+ * plain stores of each precede it); then `publisher` raises the flag at system scope. */
+static __device__ __forceinline__ void xsg_raise_tile_flag(uint32_t* flag, int tma, int tid,
+                                                           int bar, int threads, bool publisher) {
+  if (tma && tid == 0) {
+    xs_bulk_wait_all();            /* the tile's bytes are written ... */
+    xs_fence_proxy_async_global(); /* ... and ordered before this thread's release */
+  }
+  xs_named_bar_sync(bar, threads);
+  if (publisher) {
+    xs_fence_acq_rel_sys();
+    xs_red_add_release_sys_u32(flag, 1);
+  }
+}
+
 /* xsg_tile_rows with the CONTIG expert lookup on `offsets` (the shared-memory copy when it
  * exists). Returns 0 for a tile without work. */
 static __device__ __forceinline__ int xsg_tile_rows_at(const xsg_params& p, const int32_t* offsets,
