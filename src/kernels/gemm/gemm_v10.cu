@@ -223,10 +223,8 @@ __global__ void __launch_bounds__(v10_cfg::THREADS, 1)
         for (int i = 0; i < cfg::BN / 16; i++) { /* gate column pair i <-> up pair i + BN/16 */
           const int j = i + cfg::BN / 16;
           const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-          *(uint32_t*)(row_lo + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
-                                                       xsg_silu_mul(d[4 * i + 1], d[4 * j + 1]));
-          *(uint32_t*)(row_hi + off) = xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                                                       xsg_silu_mul(d[4 * i + 3], d[4 * j + 3]));
+          xsg_silu_mul4_bf16(&d[4 * i], &d[4 * j], *(uint32_t*)(row_lo + off),
+                             *(uint32_t*)(row_hi + off));
         }
       } else {
 #pragma unroll

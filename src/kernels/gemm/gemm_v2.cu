@@ -178,9 +178,10 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
  * -> swizzled staging -> TMA store or 16-byte stores (through the tile's map entry), in passes
  * of at most STAGE_COLS columns (v3/v4/v6 without SiLU: two passes through a half-size staging
  * buffer, which buys their ring a fourth stage), then the tile's flag.
- * word(i, hi) / word_silu(i, hi): the packed bf16 pair of the thread's 8-column group i (SiLU:
- * output group i < BN/16), fragment row r_lo (hi = 0) or r_lo + 8 (hi = 1); called with
- * compile-time i and hi only (the accumulators stay in registers). Runs passes PS_FIRST..PS_LAST
+ * word(i, hi): the packed bf16 pair of the thread's 8-column group i, fragment row r_lo (hi = 0)
+ * or r_lo + 8 (hi = 1); word_silu(i, w0, w1): both words of output group i < BN/16 (the four
+ * outputs share one reciprocal: xsg_silu_mul4); called with compile-time i and hi only (the
+ * accumulators stay in registers). Runs passes PS_FIRST..PS_LAST
  * (SiLU*mul: pass 0 only); raises the tile's flag when raise_flag. slot_c (v13, TMA store only):
  * passes after the first are staged in that ring slot (the tile's last k-block's, still held
  * from the producer) instead of waiting for the first pass's TMA store to read the staging. */
@@ -232,15 +233,19 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
     if (silu) {
 #pragma unroll
       for (int i = 0; i + 1 < BN / 16; i += 2) { /* gate column pair i <-> up pair i + BN/16 */
-        xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), word_silu(i, 0),
-                       word_silu(i, 1), word_silu(i + 1, 0), word_silu(i + 1, 1));
+        uint32_t w0, w1, w2, w3;
+        word_silu(i, w0, w1);
+        word_silu(i + 1, w2, w3);
+        xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), w0, w1, w2, w3);
       }
       if ((BN / 16) % 2) { /* v6's 13th group: the fragment's own 4-byte stores */
         constexpr int i = BN / 16 - 1;
         uint8_t* const row_lo = row_lo0 + (buf - my_c);
         const int off = (i >> 3) * 8192 + (((i & 7) ^ x) << 4);
-        *(uint32_t*)(row_lo + off) = word_silu(i, 0);
-        *(uint32_t*)(row_lo + 8 * 128 + off) = word_silu(i, 1);
+        uint32_t w0, w1;
+        word_silu(i, w0, w1);
+        *(uint32_t*)(row_lo + off) = w0;
+        *(uint32_t*)(row_lo + 8 * 128 + off) = w1;
       }
     } else {
       static_assert(GPP % 2 == 0 && (BN / 8) % 2 == 0,
@@ -355,15 +360,10 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
 #pragma unroll
     for (int i = 0; i < BN / 16; i += 2) {
       const int j = i + BN / 16; /* gate column pair i <-> up pair i + BN/16 */
-      pair(i,
-           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i], d[4 * j]),
-                           xsg_silu_mul(d[4 * i + 1], d[4 * j + 1])),
-           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2], d[4 * j + 2]),
-                           xsg_silu_mul(d[4 * i + 3], d[4 * j + 3])),
-           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 4], d[4 * j + 4]),
-                           xsg_silu_mul(d[4 * i + 5], d[4 * j + 5])),
-           xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 6], d[4 * j + 6]),
-                           xsg_silu_mul(d[4 * i + 7], d[4 * j + 7])));
+      uint32_t w0, w1, w2, w3;
+      xsg_silu_mul4_bf16(&d[4 * i], &d[4 * j], w0, w1);
+      xsg_silu_mul4_bf16(&d[4 * i + 4], &d[4 * j + 4], w2, w3);
+      pair(i, w0, w1, w2, w3);
     }
   } else {
 #pragma unroll
@@ -572,15 +572,18 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           if (lane == 0) xs_mbar_arrive(&empty[s]);
         }
     }
-    auto word_pk_silu = [&](int i, int hi) { return pk[2 * i + hi]; };
+    auto word_pk_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
+      w0 = pk[2 * i];
+      w1 = pk[2 * i + 1];
+    };
+    auto word_pk_pass0 = [&](int i, int hi) { return pk[2 * i + hi]; };
     auto word_pk_pass1 = [&](int i, int hi) { return pk[2 * (i - GPP) + hi]; };
     auto word_d = [&](int i, int hi) {
       return xsg_pack_bf16x2(d[4 * i + 2 * hi], d[4 * i + 2 * hi + 1]);
     };
-    auto word_d_silu = [&](int i, int hi) {
+    auto word_d_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
       const int j = i + BN / 16; /* gate column pair i <-> up pair i + BN/16 */
-      return xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2 * hi], d[4 * j + 2 * hi]),
-                             xsg_silu_mul(d[4 * i + 2 * hi + 1], d[4 * j + 2 * hi + 1]));
+      xsg_silu_mul4_bf16(&d[4 * i], &d[4 * j], w0, w1);
     };
     /* DEFER: the pending pass (SiLU: pass 0, else pass 1), with the tile's flag. */
     auto store_pending = [&]() {
@@ -588,8 +591,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
        * across the main loop made it spill 136 bytes. */
       if (p.epi.store == XS_GEMM_STORE_MAP) pending.dst = p.epi.dst_map[pending.index];
       if (silu)
-        store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_silu,
-                             word_pk_silu);
+        store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_pass0,
+                             word_pk_silu); /* (word_pk_pass0: the branch silu = 0, not taken) */
       else
         store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, pending,
                                                          1, word_pk_pass1, word_pk_silu);
@@ -688,9 +691,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (silu) {
 #pragma unroll
           for (int i = 0; i < BN / 16; i++)
-#pragma unroll
-            for (int hi = 0; hi < 2; hi++)
-              pk[2 * i + hi] = word_d_silu(i, hi);
+            word_d_silu(i, pk[2 * i], pk[2 * i + 1]);
         } else {
           tile_done first = done; /* v11 loads the map entry when it stores (see store_pending) */
           if (p.epi.store == XS_GEMM_STORE_MAP) first.dst = p.epi.dst_map[tile_index];

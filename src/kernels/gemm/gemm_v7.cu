@@ -227,10 +227,21 @@ __device__ __forceinline__ void store_tokens_silu32(const float (&v)[BT / 2], ui
                                                     int lane) {
   const int g = lane >> 2, q = lane & 3, odd = g & 1;
   const int col = 8 * warp + (g & ~1);
+  static_assert(BT % 16 == 0, "two groups share one xsg_silu_mul4");
+  float a[BT / 4]; /* silu(gate) * up of group i: a[2i], a[2i + 1] */
+#pragma unroll
+  for (int i = 0; i < BT / 8; i += 2) {
+    const float4 o =
+        xsg_silu_mul4(make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 4], v[4 * i + 5]),
+                      make_float4(v[4 * i + 2], v[4 * i + 3], v[4 * i + 6], v[4 * i + 7]));
+    a[2 * i] = o.x;
+    a[2 * i + 1] = o.y;
+    a[2 * i + 2] = o.z;
+    a[2 * i + 3] = o.w;
+  }
 #pragma unroll
   for (int i = 0; i < BT / 8; i++) {
-    const float a0 = xsg_silu_mul(v[4 * i], v[4 * i + 2]);
-    const float a1 = xsg_silu_mul(v[4 * i + 1], v[4 * i + 3]);
+    const float a0 = a[2 * i], a1 = a[2 * i + 1];
     const float recv = __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 4);
     const int r = 8 * i + 2 * q + odd;
     if (r < rows && col < cols)
@@ -451,8 +462,14 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
           store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
       } else if (silu) {
 #pragma unroll
-        for (int i = 0; i < BT / 2; i++)
-          d0[i] = xsg_silu_mul(d0[i], d1[i]); /* gate row n of d0 <-> up row n of d1 */
+        for (int i = 0; i < BT / 2; i += 4) { /* gate row n of d0 <-> up row n of d1 */
+          const float4 o = xsg_silu_mul4(make_float4(d0[i], d0[i + 1], d0[i + 2], d0[i + 3]),
+                                         make_float4(d1[i], d1[i + 1], d1[i + 2], d1[i + 3]));
+          d0[i] = o.x;
+          d0[i + 1] = o.y;
+          d0[i + 2] = o.z;
+          d0[i + 3] = o.w;
+        }
         store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);
       } else {
         store_tokens<BT>(d0, base, ld, 0, rows, cols, warp, lane);

@@ -390,16 +390,14 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
         xs_named_bar_sync(1 + half, 128);
         if (silu) {
           /* gate column pair i <-> up pair i + BN/16 */
-          auto w = [&](int i, int hi) {
-            const int j = i + BN / 16;
-            return xsg_pack_bf16x2(xsg_silu_mul(d[4 * i + 2 * hi], d[4 * j + 2 * hi]),
-                                   xsg_silu_mul(d[4 * i + 2 * hi + 1], d[4 * j + 2 * hi + 1]));
-          };
           static_assert((BN / 16) % 2 == 0, "stmatrix.x4 takes 8-column groups in pairs");
 #pragma unroll
-          for (int i = 0; i < BN / 16; i += 2)
-            xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), w(i, 0), w(i, 1),
-                           w(i + 1, 0), w(i + 1, 1));
+          for (int i = 0; i < BN / 16; i += 2) {
+            uint32_t w0, w1, w2, w3;
+            xsg_silu_mul4_bf16(&d[4 * i], &d[4 * (i + BN / 16)], w0, w1);
+            xsg_silu_mul4_bf16(&d[4 * (i + 1)], &d[4 * (i + 1 + BN / 16)], w2, w3);
+            xs_stmatrix_x4(sm_row + (i >> 3) * 8192 + (((i & 7) ^ st_y) << 4), w0, w1, w2, w3);
+          }
         } else {
           auto w = [&](int i, int hi) {
             return xsg_pack_bf16x2(d[4 * i + 2 * hi], d[4 * i + 2 * hi + 1]);
