@@ -144,7 +144,8 @@ typedef enum xs_gemm_order {
 typedef struct xs_gemm_schedule {
   xs_gemm_order order;
   int swizzle;          /* raster band width in tiles, 1..64 (0: 8; v10 with RASTER_M: 16, the
-                           1024 rows of v3's 8 m-blocks) */
+                           1024 rows of v3's 8 m-blocks; CONTIG with RASTER_M: the m-blocks
+                           per expert, at most that) */
   const int32_t* tiles; /* ORDER_LIST: device array of tile indices (each in [0, count)) */
   int ntiles;           /* ORDER_LIST: entries; tiles not listed are not computed */
   int max_ctas;         /* persistent CTAs, 0: one per SM (v1: 0 means 4 per SM; v8: 0 means

@@ -197,6 +197,14 @@ static void test_v7_width(void) {
   XT_EQ_INT(xsg_v7_ctas(100, 132), 100);
   XT_EQ_INT(xsg_v7_ctas(1, 132), 1);
   XT_EQ_INT(xsg_v7_ctas(0, 132), 1);
+  XT_EQ_INT(xsg_contig_band(64, 64, 8), 1); /* T=128, 64 experts: one m-block each */
+  XT_EQ_INT(xsg_contig_band(32, 8, 8), 4);  /* T=512: four */
+  XT_EQ_INT(xsg_contig_band(33, 8, 8), 5);  /* rounded up */
+  XT_EQ_INT(xsg_contig_band(640, 8, 8), 8); /* capped at the dense default */
+  XT_EQ_INT(xsg_contig_band(1280, 8, 16), 16);
+  XT_EQ_INT(xsg_contig_band(5, 64, 8), 1); /* fewer m-blocks than experts */
+  XT_EQ_INT(xsg_contig_band(0, 8, 8), 8);  /* nothing to order */
+  XT_EQ_INT(xsg_contig_band(32, 0, 8), 8);
   for (int tiles = 1; tiles < 2000; tiles += 7) { /* never a busier CTA than sms CTAs give */
     const int c = xsg_v7_ctas(tiles, 132);
     XT_CHECK(c >= 1 && c <= 132 && xsg_cdiv(tiles, c) == xsg_cdiv(tiles, 132));

@@ -701,9 +701,10 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xsg_bench_row* masked_pdl = check(
       b, "masked auto, PDL", [=]() { return xs_gemm_run(&am, epi, np, NULL); }, Cm, ref_m, sm,
       rows_m, n_out, &fns);
-  /* AUTO's contiguous pick with raster bands of 4 and 16 m-blocks beside the default 8: whether
-   * the L2 footprint of a band (experts x weights) matters for grouped shapes (tuning round 9). */
-  for (int sw = 4; sw <= 16 && b->n + 1 <= b->max_rows; sw *= 4) {
+  /* AUTO's contiguous pick with raster bands of 4 and 8 m-blocks beside the default (session 7:
+   * the m-blocks per expert, sched.h xsg_contig_band; 8 before): whether a band reaching across
+   * experts costs (tuning rounds 9, 13). */
+  for (int sw = 4; sw <= 8 && b->n + 1 <= b->max_rows; sw *= 2) {
     xs_gemm_schedule ss = sched;
     ss.swizzle = sw;
     snprintf(name, sizeof name, "contig auto band %d", sw);

@@ -350,6 +350,10 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.grid.swizzle = sched.swizzle ? sched.swizzle
                    : t.version == XS_GEMM_V10 && sched.order == XS_GEMM_ORDER_RASTER_M ? 16
                                                                                        : 8;
+  /* CONTIG: the default band holds one expert's m-blocks (sched.h xsg_contig_band). */
+  if (!sched.swizzle && a->layout == XS_GEMM_GROUPED_CONTIG &&
+      sched.order == XS_GEMM_ORDER_RASTER_M)
+    p.grid.swizzle = xsg_contig_band(t.m_blocks, a->experts, p.grid.swizzle);
   p.layout = a->layout;
   p.M = a->M;
   p.N = a->N;

@@ -110,6 +110,18 @@ XSG_HD int xsg_v7_ctas(int tiles, int sms) {
   return xsg_cdiv(tiles, per);
 }
 
+/* The default raster-M band of a CONTIG problem: its m-blocks per expert (rounded up), 1..cap
+ * (cap: the dense default, 8 m-blocks). The experts' weights differ, so a band reaching into the
+ * next expert shares no B tile; a band of one expert's m-blocks walks the experts one after
+ * another as MASKED's compacted schedule does. Session 7 (probe, DeepSeek-V3 down E=64 T=128,
+ * v3 against cuBLAS strided-batched): band 1 1.027, 2 1.015, 4 0.997, 8 0.972; at T=512 (4
+ * m-blocks per expert) band 4 is as good as 8 and bands 1-2 lose 4-5 %. */
+XSG_HD int xsg_contig_band(int m_blocks, int experts, int cap) {
+  if (experts <= 0 || m_blocks <= 0) return cap;
+  const int per = xsg_cdiv(m_blocks, experts);
+  return per < 1 ? 1 : per > cap ? cap : per;
+}
+
 /* A v7 CTA runs `streams` independent tile streams (one per consumer warpgroup). Stream s of
  * persistent CTA b (of `ctas`) takes positions xsg_stream_first(b, s, ctas), then every
  * streams * ctas further on: position k belongs to CTA k % ctas, stream (k / ctas) % streams.
