@@ -1,10 +1,11 @@
 /* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
  *
- *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked]
- *                    [--delay NS]
+ *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
+ *                    [--delay NS] [--band B]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
- * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer). Rows, timed in
+ * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
+ * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's). Rows, timed in
  * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
  * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
@@ -32,13 +33,17 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  const probe_opt opts[] = {
-      {"--experts", &E, 0},     {"--tokens", &T, 0},    {"--N", &N, 0},
-      {"--K", &K, 0},           {"--delay", &delay, 0}, {"--rounds", &rounds, 0},
-      {"--window", &window, 1}, {"--silu", &silu, 1},   {"--masked", &masked, 1}};
+  int band = 0;
+  const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
+                            {"--N", &N, 0},           {"--K", &K, 0},
+                            {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
+                            {"--window", &window, 1}, {"--silu", &silu, 1},
+                            {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
+                            {"--band", &band, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-  if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1) {
-    fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1\n");
+  if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64) {
+    fprintf(stderr,
+            "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band 0..64\n");
     return 2;
   }
   int ndev = 0;
@@ -69,7 +74,8 @@ int main(int argc, char** argv) {
   a.A = A, a.B = B, a.C = C, a.m_offsets = d_off, a.m_counts = d_cnt;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-  const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
+  xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
+  sched.swizzle = band; /* 0: the library's */
   xs_gemm_tiling tl;
   if (xs_gemm_tiles(&tl, &a, epi.act) != XS_OK) {
     fprintf(stderr, "gemm_probe: %s\n", xs_last_error());
@@ -88,7 +94,7 @@ int main(int argc, char** argv) {
       xsg_probe.trace = trace;
       xsg_probe.trace_cap = cap;
       xsg_probe.delay_ns = delay;
-      xs_result r = xs_gemm_run(&a, epi, sched, NULL);
+      xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v3_mode = 0;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
@@ -102,7 +108,7 @@ int main(int argc, char** argv) {
     return [&, v]() {
       xs_gemm_args av = a;
       av.version = v;
-      if (xs_gemm_run(&av, epi, sched, NULL) != XS_OK) {
+      if (xs_gemm_run(&av, epi, sched, probe_stream) != XS_OK) {
         fprintf(stderr, "gemm_probe: v%d: %s\n", (int)v, xs_last_error());
         exit(1);
       }
@@ -135,10 +141,11 @@ int main(int argc, char** argv) {
   const double flops = 2.0 * rows * (double)N * K;
   printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches\n", E, T, N, K,
          silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters);
-  printf("  %-28s %9s %9s %8s\n", "row", "ms", "TFLOP/s", "ratio");
+  printf("  %-28s %9s %9s %8s %8s\n", "row", "ms", "TFLOP/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);
-    printf("  %-28s %9.4f %9.1f %8.3f\n", r.name.c_str(), ms, flops / ms / 1e9, probe_ratio(rs, r));
+    printf("  %-28s %9.4f %9.1f %8.3f %8s\n", r.name.c_str(), ms, flops / ms / 1e9,
+           probe_ratio(rs, r), probe_host(r).c_str());
   }
 
   /* ---- one traced launch of a mode, read back ---- */

@@ -3,7 +3,10 @@
  * check of one row's output against it (outputs poisoned first, SiLU*mul applied on the host),
  * and interleaved timing of rows (batches of back-to-back launches, the order rotated per round;
  * a row's ratio is the median over rounds of baseline time / row time). Header-only, probe use
- * only.
+ * only. Every launch goes to probe_stream (a created stream, so that a batch can be captured:
+ * --graph times each row's batch as one CUDA graph, which takes the host's launch path out of
+ * both our rows and cuBLAS's). Each row also reports the host time per launch of its batches
+ * (stream mode): near the GPU time per launch, the host bounds the row.
  */
 #ifndef XSTAGE_BENCH_GEMM_PROBE_COMMON_H
 #define XSTAGE_BENCH_GEMM_PROBE_COMMON_H
@@ -13,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -95,10 +99,15 @@ struct probe_row {
   std::string name;
   std::function<void()> run;
   std::vector<double> ms;
+  std::vector<double> host_us; /* host time per launch while the batch was enqueued */
 };
 
-/* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, and returns a cuBLAS
- * handle (exits when cuBLAS cannot start). */
+/* The stream every probe launch goes to (probe_setup creates it), and --graph. */
+static cudaStream_t probe_stream = NULL;
+static int probe_graph = 0;
+
+/* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, creates probe_stream
+ * and returns a cuBLAS handle on it (exits when cuBLAS cannot start). */
 static inline cublasHandle_t probe_setup(__nv_bfloat16* A, size_t a_elems, __nv_bfloat16* B,
                                          size_t b_elems) {
   probe_fill<<<1024, 256>>>(A, a_elems, 1);
@@ -107,6 +116,11 @@ static inline cublasHandle_t probe_setup(__nv_bfloat16* A, size_t a_elems, __nv_
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, PROBE_NAME ": cublasCreate failed\n");
+    exit(1);
+  }
+  CK(cudaStreamCreate(&probe_stream));
+  if (cublasSetStream(h, probe_stream) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, PROBE_NAME ": cublasSetStream failed\n");
     exit(1);
   }
   return h;
@@ -161,8 +175,9 @@ static inline int probe_check(const std::string& name, const std::function<void(
 }
 
 /* Three warm-up launches per row, then `rounds` rounds of one batch per row (>= 2 ms of the first
- * row, the baseline), the order rotated by one per round; fills each row's ms. Returns the
- * launches per batch. */
+ * row, the baseline), the order rotated by one per round; fills each row's ms (and host_us in
+ * stream mode). With probe_graph each row's batch is captured once as a CUDA graph and each
+ * round launches that graph. Returns the launches per batch. */
 static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -170,29 +185,59 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
   for (auto& r : rs)
     for (int i = 0; i < 3; i++)
       r.run();
-  CK(cudaEventRecord(e0));
+  CK(cudaEventRecord(e0, probe_stream));
   rs[0].run();
-  CK(cudaEventRecord(e1));
+  CK(cudaEventRecord(e1, probe_stream));
   CK(cudaEventSynchronize(e1));
   float one_ms = 0;
   CK(cudaEventElapsedTime(&one_ms, e0, e1));
   const int iters = std::max(3, (int)(2.0f / std::max(one_ms, 1e-3f)));
   const size_t n = rs.size();
+  std::vector<cudaGraphExec_t> graphs(n, (cudaGraphExec_t)NULL);
+  if (probe_graph)
+    for (size_t j = 0; j < n; j++) {
+      cudaGraph_t g;
+      CK(cudaStreamBeginCapture(probe_stream, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < iters; i++)
+        rs[j].run();
+      CK(cudaStreamEndCapture(probe_stream, &g));
+      CK(cudaGraphInstantiate(&graphs[j], g, 0));
+      CK(cudaGraphDestroy(g));
+      CK(cudaGraphLaunch(graphs[j], probe_stream)); /* warm-up */
+    }
   for (int round = 0; round < rounds; round++)
     for (size_t j = 0; j < n; j++) {
-      probe_row& r = rs[(j + round) % n];
-      CK(cudaEventRecord(e0));
-      for (int i = 0; i < iters; i++)
-        r.run();
-      CK(cudaEventRecord(e1));
+      const size_t k = (j + round) % n;
+      probe_row& r = rs[k];
+      CK(cudaEventRecord(e0, probe_stream));
+      const auto h0 = std::chrono::steady_clock::now();
+      if (probe_graph)
+        CK(cudaGraphLaunch(graphs[k], probe_stream));
+      else
+        for (int i = 0; i < iters; i++)
+          r.run();
+      const auto h1 = std::chrono::steady_clock::now();
+      CK(cudaEventRecord(e1, probe_stream));
       CK(cudaEventSynchronize(e1));
       float ms = 0;
       CK(cudaEventElapsedTime(&ms, e0, e1));
       r.ms.push_back(ms / iters);
+      if (!probe_graph)
+        r.host_us.push_back(std::chrono::duration<double, std::micro>(h1 - h0).count() / iters);
     }
+  for (cudaGraphExec_t g : graphs)
+    if (g) CK(cudaGraphExecDestroy(g));
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   return iters;
+}
+
+/* The row's median host time per launch, or "-" (graph mode). */
+static inline std::string probe_host(const probe_row& r) {
+  if (r.host_us.empty()) return "-";
+  char b[32];
+  snprintf(b, sizeof b, "%.2f", probe_median(r.host_us));
+  return b;
 }
 
 /* Median over rounds of rs[0]'s time / row's time (> 1: the row is faster than the baseline). */

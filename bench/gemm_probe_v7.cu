@@ -1,10 +1,11 @@
 /* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
  *
- *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R]
+ *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
  *
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
- * ratio = cuBLAS / row, the median of per-round ratios):
+ * ratio = cuBLAS / row, the median of per-round ratios; host_us: the host's time per launch while
+ * a batch was enqueued; --graph: each batch runs as one captured CUDA graph):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
  *   v7 (library)             XS_GEMM_V7 as the library runs it (its tile width and grid)
  *   v7 wide / narrow         128 / 64 B rows per tile forced (xsg_probe.v7_width)
@@ -24,8 +25,13 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10;
-  const probe_opt opts[] = {{"--experts", &E, 0}, {"--tokens", &T, 0},      {"--N", &N, 0},
-                            {"--K", &K, 0},       {"--rounds", &rounds, 0}, {"--silu", &silu, 1}};
+  const probe_opt opts[] = {{"--experts", &E, 0},
+                            {"--tokens", &T, 0},
+                            {"--N", &N, 0},
+                            {"--K", &K, 0},
+                            {"--rounds", &rounds, 0},
+                            {"--silu", &silu, 1},
+                            {"--graph", &probe_graph, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3) {
     fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
@@ -79,7 +85,7 @@ int main(int argc, char** argv) {
       xsg_probe.v7_width = width;
       xsg_probe.v7_mode = traced;
       xsg_probe.trace = trace;
-      const xs_result r = xs_gemm_run(&a, epi, sched, NULL);
+      const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v7_width = 0;
       xsg_probe.v7_mode = 0;
       if (r != XS_OK) {
@@ -115,11 +121,11 @@ int main(int argc, char** argv) {
   printf(
       "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches\n",
       E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters);
-  printf("  %-26s %9s %9s %8s\n", "row", "us", "B TB/s", "ratio");
+  printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);
-    printf("  %-26s %9.2f %9.2f %8.3f\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
-           probe_ratio(rs, r));
+    printf("  %-26s %9.2f %9.2f %8.3f %8s\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
+           probe_ratio(rs, r), probe_host(r).c_str());
   }
 
   /* ---- traced launches, read back: stamps relative to the first CTA's entry ---- */

@@ -24,7 +24,7 @@ for c in "${CS[@]}"; do
       # shellcheck disable=SC2086
       out=$(LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}" timeout 120 "$dir/bench_gemm_probe" $c --rounds 6 2>&1)
       echo "$out" >>"$LOG"
-      r=$(echo "$out" | awk -v row="$ROW" '$1 == row && NF == 4 {print $4}')
+      r=$(echo "$out" | awk -v row="$ROW" '$1 == row && NF == 5 {print $4}')
       got[$dir]="${got[$dir]:-} ${r:-FAIL}"
     done
   done
