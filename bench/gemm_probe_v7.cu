@@ -10,6 +10,7 @@
  *   v7 (library)             XS_GEMM_V7 as the library runs it (its tile width and grid)
  *   v7 wide / narrow         128 / 64 B rows per tile forced (xsg_probe.v7_width)
  *   v7 wide, C ctas          128-row tiles on one CTA per SM (the grid before session 6)
+ *   v7 narrow, C ctas (even) 64-row tiles on the fewest CTAs that give every CTA an even count
  *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
  * Every row is checked against cuBLAS's output (SiLU*mul applied on the host) with C poisoned
  * first. Then one traced launch, read back: when the CTAs start, finish their set-up, issue their
@@ -96,16 +97,20 @@ int main(int argc, char** argv) {
   };
   /* The library's pick (width rule, fewest CTAs keeping the busiest one's tiles), each width
    * forced, and the grid of one CTA per SM (session 5's). */
-  char name_pick[64], name_wide[48], name_narrow[48], name_sms[48];
+  char name_pick[64], name_wide[48], name_narrow[48], name_sms[48], name_even[48];
   snprintf(name_pick, sizeof name_pick, "v7 %dx%d (library)", tl.tile_m, tl.tile_n);
   snprintf(name_wide, sizeof name_wide, "v7 %dx%d wide", tl_wide.tile_m, tl_wide.tile_n);
   snprintf(name_narrow, sizeof name_narrow, "v7 %dx%d narrow", tl_narrow.tile_m, tl_narrow.tile_n);
   snprintf(name_sms, sizeof name_sms, "v7 wide, %d ctas", sms);
+  /* narrow tiles on the fewest CTAs that give each CTA an even tile count (both streams equal) */
+  const int narrow_per = 2 * ((tl_narrow.count + 2 * sms - 1) / (2 * sms));
+  const int even_ctas = (tl_narrow.count + narrow_per - 1) / narrow_per;
+  snprintf(name_even, sizeof name_even, "v7 narrow, %d ctas (even)", even_ctas);
   std::vector<probe_row> rs = {
-      {"cublas strided batched", cublas, {}},     {name_pick, v7(0, 0, 0, 0), {}},
-      {"v7 (library), PDL", v7(0, 0, 0, 1), {}},  {name_wide, v7(0, 128, 0, 0), {}},
-      {name_narrow, v7(0, 64, 0, 0), {}},         {name_sms, v7(sms, 128, 0, 0), {}},
-      {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
+      {"cublas strided batched", cublas, {}},    {name_pick, v7(0, 0, 0, 0), {}},
+      {"v7 (library), PDL", v7(0, 0, 0, 1), {}}, {name_wide, v7(0, 128, 0, 0), {}},
+      {name_narrow, v7(0, 64, 0, 0), {}},        {name_sms, v7(sms, 128, 0, 0), {}},
+      {name_even, v7(even_ctas, 64, 0, 0), {}},  {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
 
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();
