@@ -1,12 +1,13 @@
 /* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
- *                    [--delay NS] [--band B] [--lean]
+ *                    [--delay NS] [--band B] [--lean] [--energy]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
  * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's); --lean:
- * time only cuBLAS, v3, v11, v13 and v8 (no light rows between the full GEMMs). Rows, timed in
+ * time only cuBLAS, v3, v11, v13 and v8 (no light rows between the full GEMMs); --energy: then
+ * the joules per launch of those rows (gemm_probe_common.h probe_energy). Rows, timed in
  * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
  * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
@@ -34,13 +35,14 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  int band = 0, lean = 0;
+  int band = 0, lean = 0, energy = 0;
   const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
                             {"--N", &N, 0},           {"--K", &K, 0},
                             {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
                             {"--window", &window, 1}, {"--silu", &silu, 1},
                             {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
-                            {"--band", &band, 0},     {"--lean", &lean, 1}};
+                            {"--band", &band, 0},     {"--lean", &lean, 1},
+                            {"--energy", &energy, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64) {
     fprintf(stderr,
@@ -150,6 +152,13 @@ int main(int argc, char** argv) {
     const double ms = probe_median(r.ms);
     printf("  %-28s %9.4f %9.1f %8.3f %8s\n", r.name.c_str(), ms, flops / ms / 1e9,
            probe_ratio(rs, r), probe_host(r).c_str());
+  }
+  if (energy) { /* the full-work rows only */
+    std::vector<probe_row> full;
+    for (auto& r : rs)
+      if (r.name.find("traced") == std::string::npos && r.name.find(" no ") == std::string::npos)
+        full.push_back(r);
+    if (probe_energy(full)) return 1;
   }
 
   /* ---- one traced launch of a mode, read back ---- */

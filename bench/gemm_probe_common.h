@@ -15,8 +15,11 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -238,6 +241,76 @@ static inline std::string probe_host(const probe_row& r) {
   char b[32];
   snprintf(b, sizeof b, "%.2f", probe_median(r.host_us));
   return b;
+}
+
+/* --energy: each row runs alone for ~1 s, three times (rows alternating), while the GPU's energy
+ * counter (NVML, through dlopen of the driver's libnvidia-ml.so.1: no build dependency) is read
+ * before and after: joules per launch, the mean power, and the SM clock NVML reports while the
+ * batch runs. Under the software power cap the faster kernel is the one that spends less energy
+ * per GEMM; this says which. Prints one table; returns 1 when NVML cannot be used. */
+static inline int probe_energy(std::vector<probe_row>& rs) {
+  typedef int (*init_t)(void);
+  typedef int (*handle_t)(unsigned, void**);
+  typedef int (*energy_t)(void*, unsigned long long*);
+  typedef int (*clock_t_)(void*, int, unsigned*);
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, PROBE_NAME ": --energy: libnvidia-ml.so.1 not found\n");
+    return 1;
+  }
+  const init_t init = (init_t)dlsym(lib, "nvmlInit_v2");
+  const handle_t handle = (handle_t)dlsym(lib, "nvmlDeviceGetHandleByIndex_v2");
+  const energy_t energy = (energy_t)dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
+  const clock_t_ clock = (clock_t_)dlsym(lib, "nvmlDeviceGetClockInfo");
+  void* dev = NULL;
+  unsigned long long e0 = 0;
+  if (!init || !handle || !energy || !clock || init() != 0 || handle(0, &dev) != 0 ||
+      energy(dev, &e0) != 0) {
+    fprintf(stderr, PROBE_NAME ": --energy: NVML's energy counter is not available\n");
+    return 1;
+  }
+  const size_t n = rs.size();
+  std::vector<std::vector<double>> mj(n), watts(n), mhz(n);
+  cudaEvent_t t0, t1;
+  CK(cudaEventCreate(&t0));
+  CK(cudaEventCreate(&t1));
+  for (int round = 0; round < 3; round++)
+    for (size_t j = 0; j < n; j++) {
+      probe_row& r = rs[j];
+      const double ms = r.ms.empty() ? 1.0 : probe_median(r.ms);
+      const int launches = std::max(10, (int)(1000.0 / ms));
+      CK(cudaDeviceSynchronize());
+      std::this_thread::sleep_for(std::chrono::milliseconds(200)); /* the counter's last update */
+      unsigned long long ea = 0, eb = 0;
+      energy(dev, &ea);
+      CK(cudaEventRecord(t0, probe_stream));
+      for (int i = 0; i < launches; i++) {
+        r.run();
+        if (i == launches / 2) {
+          unsigned c = 0;
+          if (clock(dev, 1 /* NVML_CLOCK_SM */, &c) == 0) mhz[j].push_back(c);
+        }
+      }
+      CK(cudaEventRecord(t1, probe_stream));
+      CK(cudaEventSynchronize(t1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200)); /* idle: ~80 W x 0.2 s */
+      energy(dev, &eb);
+      float el = 0;
+      CK(cudaEventElapsedTime(&el, t0, t1));
+      mj[j].push_back((double)(eb - ea) / launches);
+      watts[j].push_back((double)(eb - ea) / el);
+    }
+  CK(cudaEventDestroy(t0));
+  CK(cudaEventDestroy(t1));
+  printf("# energy: each row alone for ~1 s, three times; mJ per launch (NVML counter, including "
+         "0.2 s idle after the batch), mean W over the batch, SM MHz mid-batch; ratio = cuBLAS's "
+         "energy / the row's (> 1: less energy)\n");
+  printf("  %-28s %9s %7s %7s %8s\n", "row", "mJ", "W", "MHz", "e-ratio");
+  for (size_t j = 0; j < n; j++)
+    printf("  %-28s %9.3f %7.0f %7.0f %8.3f\n", rs[j].name.c_str(), probe_median(mj[j]),
+           probe_median(watts[j]), mhz[j].empty() ? 0.0 : probe_median(mhz[j]),
+           probe_median(mj[0]) / probe_median(mj[j]));
+  return 0;
 }
 
 /* Median over rounds of rs[0]'s time / row's time (> 1: the row is faster than the baseline). */
