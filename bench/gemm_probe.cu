@@ -49,11 +49,7 @@ int main(int argc, char** argv) {
             "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band 0..64\n");
     return 2;
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("gemm_probe: no GPU, skipped\n");
-    return 77;
-  }
+  probe_require_gpu();
   if (T % XS_GEMM_GROUP_ALIGN) masked = 1;
   const int rows = E * T, n_out = silu ? N / 2 : N;
   __nv_bfloat16 *A, *B, *C, *Cb;

@@ -42,6 +42,15 @@
     }                                                                                              \
   } while (0)
 
+/* Exits with 77 (skipped) when there is no GPU. */
+static inline void probe_require_gpu(void) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf(PROBE_NAME ": no GPU, skipped\n");
+    exit(77);
+  }
+}
+
 /* Uniform values in [-1, 1), a hash of the index (independent of the library's fill). */
 __global__ void probe_fill(__nv_bfloat16* x, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;

@@ -39,11 +39,7 @@ int main(int argc, char** argv) {
                     "rounds >= 3\n");
     return 2;
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    printf("gemm_probe_v7: no GPU, skipped\n");
-    return 77;
-  }
+  probe_require_gpu();
   const int rows = E * T, n_out = silu ? N / 2 : N;
   __nv_bfloat16 *A, *B, *C, *Cb;
   int32_t* d_cnt;

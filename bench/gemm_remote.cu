@@ -40,8 +40,8 @@
   do {                                                                                             \
     xs_result r_ = (x);                                                                            \
     if (r_ != XS_OK) {                                                                             \
-      fprintf(stderr, "gemm_remote: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x,                  \
-              xs_strerror(r_), xs_last_error());                                                   \
+      fprintf(stderr, "gemm_remote: %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #x, xs_strerror(r_), \
+              xs_last_error());                                                                    \
       exit(1);                                                                                     \
     }                                                                                              \
   } while (0)
@@ -308,8 +308,8 @@ int main(int argc, char** argv) {
     printf("%-20s v%-3d %6d %10.1f %10.1f %10.1f %10.1f %+8.1f %+8.1f %9.1f %7.3f %10.1f %7.3f "
            "%s\n",
            nm, (int)t.version, t.count, med[PLAIN], med[HOOK_HBM], med[HOOK_REMOTE],
-           med[HOOK_FLAGS], over, fover, rate, rate / prof.R, model_us,
-           med[HOOK_REMOTE] / model_us, ok ? "ok" : "FAIL");
+           med[HOOK_FLAGS], over, fover, rate, rate / prof.R, model_us, med[HOOK_REMOTE] / model_us,
+           ok ? "ok" : "FAIL");
     if (!ok)
       printf("#   FAIL %s: %ld elements differ from plain, %ld flags != 1, %ld of 512 off the fp64 "
              "reference (worst %.2e), %ld NaN in plain\n",
