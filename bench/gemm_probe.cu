@@ -135,9 +135,16 @@ int main(int argc, char** argv) {
                                {"v11 traced", ours(8), {}},
                                {"v13 (mode 3)", ours(3), {}},
                                {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
-  if (lean) /* only the full-work rows: the probe's light rows (traced, no epilogue, no wgmma)
-               give the GPU's power budget room that a run of full GEMMs does not have */
-    rs = {rs[0], rs[1], rs[5], rs[7], rs[8]};
+  /* The full-work rows: the probe's light rows (traced, no epilogue, no wgmma) give the GPU's
+   * power budget room that a run of full GEMMs does not have (--lean, --energy). */
+  auto full_rows = [](const std::vector<probe_row>& all) {
+    std::vector<probe_row> full;
+    for (const auto& r : all)
+      if (r.name.find("traced") == std::string::npos && r.name.find(" no ") == std::string::npos)
+        full.push_back(r);
+    return full;
+  };
+  if (lean) rs = full_rows(rs);
 
   const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;
@@ -149,11 +156,8 @@ int main(int argc, char** argv) {
     printf("  %-28s %9.4f %9.1f %8.3f %8s\n", r.name.c_str(), ms, flops / ms / 1e9,
            probe_ratio(rs, r), probe_host(r).c_str());
   }
-  if (energy) { /* the full-work rows only */
-    std::vector<probe_row> full;
-    for (auto& r : rs)
-      if (r.name.find("traced") == std::string::npos && r.name.find(" no ") == std::string::npos)
-        full.push_back(r);
+  if (energy) { /* after the timing: each row's batch is sized from its time */
+    std::vector<probe_row> full = full_rows(rs);
     if (probe_energy(full)) return 1;
   }
 
