@@ -8,6 +8,8 @@
  * a batch was enqueued; --graph: each batch runs as one captured CUDA graph):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
  *   v7 (library)             XS_GEMM_V7 as the library runs it (its tile width and grid)
+ *   v7 (library), no split   the same without the split tile (xsg_probe.v7_split = 1: a CTA with
+ *                            an odd tile count leaves stream 1 idle for its last tile)
  *   v7 wide / narrow         128 / 64 B rows per tile forced (xsg_probe.v7_width)
  *   v7 wide, C ctas          128-row tiles on one CTA per SM (the grid before session 6)
  *   v7 narrow, C ctas (even) 64-row tiles on the fewest CTAs that give every CTA an even count
@@ -73,18 +75,21 @@ int main(int argc, char** argv) {
   unsigned long long* trace;
   CK(cudaMalloc(&trace, (size_t)XSG_V7_TRACE * sms * 8));
 
-  /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL. */
-  auto v7 = [&](int ctas, int width, int traced, int pdl) {
-    return [&, ctas, width, traced, pdl]() {
+  /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL,
+   * split tile (xsg_probe.v7_split: 0 the library's, 1 off). */
+  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0) {
+    return [&, ctas, width, traced, pdl, split]() {
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.max_ctas = ctas;
       sched.pdl = pdl;
       xsg_probe.v7_width = width;
       xsg_probe.v7_mode = traced;
+      xsg_probe.v7_split = split;
       xsg_probe.trace = trace;
       const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v7_width = 0;
       xsg_probe.v7_mode = 0;
+      xsg_probe.v7_split = 0;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
         exit(1);
@@ -104,7 +109,8 @@ int main(int argc, char** argv) {
   snprintf(name_even, sizeof name_even, "v7 narrow, %d ctas (even)", even_ctas);
   std::vector<probe_row> rs = {
       {"cublas strided batched", cublas, {}},    {name_pick, v7(0, 0, 0, 0), {}},
-      {"v7 (library), PDL", v7(0, 0, 0, 1), {}}, {name_wide, v7(0, 128, 0, 0), {}},
+      {"v7 (library), PDL", v7(0, 0, 0, 1), {}}, {"v7 (library), no split", v7(0, 0, 0, 0, 1), {}},
+      {name_wide, v7(0, 128, 0, 0), {}},
       {name_narrow, v7(0, 64, 0, 0), {}},        {name_sms, v7(sms, 128, 0, 0), {}},
       {name_even, v7(even_ctas, 64, 0, 0), {}},  {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
 

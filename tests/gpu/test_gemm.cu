@@ -389,6 +389,30 @@ static void test_v7_small_rows(void) {
   run_one(&narrow, &v7few, "v7edge");
   run_one(&half, &v7, "v7edge");
   run_one(&half_silu, &v7few, "v7edge");
+  /* The split tile (a CTA with an odd count of 3 or more tiles shares its last one between its
+   * streams, sched.h xsg_v7_split_position): 10-90 positions on 6, 4 or 2 CTAs (on 132 SMs
+   * narrow tiles: 30, 90, 75, 30 and 10 positions, odd counts on most CTAs), every tile height,
+   * SiLU*mul, K with a tail (1000 = 15 x 64 + 40, 456 = 7 x 64 + 8), the map, flags and a
+   * caller's list. (The wide tiles' split runs in the T=16 MoE shapes below: DeepSeek-V3 down
+   * skewed, 392 positions on 131 CTAs.) */
+  static const int32_t c16[6] = {16, 16, 16, 16, 16, 16};
+  static const int32_t c32[6] = {32, 31, 1, 32, 0, 17};
+  static const int32_t c64[6] = {64, 64, 33, 64, 64, 2};
+  const problem split[5] = {
+      {XS_GEMM_GROUPED_MASKED, 16, 320, 1000, 6, c16, 0},
+      {XS_GEMM_GROUPED_MASKED, 16, 960, 1000, 6, c16, 1},
+      {XS_GEMM_GROUPED_MASKED, 32, 960, 456, 6, c32, 1},
+      {XS_GEMM_GROUPED_MASKED, 64, 320, 1000, 6, c64, 0},
+      {XS_GEMM_DENSE, 48, 640, 712, 0, NULL, 0},
+  };
+  for (int i = 0; i < 5; i++) {
+    variant s6 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 6};
+    variant s4 = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1, 4};
+    variant s2 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 2};
+    run_one(&split[i], &s6, "v7split");
+    run_one(&split[i], &s4, "v7split");
+    run_one(&split[i], &s2, "v7split");
+  }
   /* The MoE shapes at 16 tokens per expert (the bench's T=16 cases), balanced and skewed, and
    * v7 on the layouts AUTO does not give it (contiguous; masked with 128 rows). */
   static const int32_t bal[8] = {16, 16, 16, 16, 16, 16, 16, 16};

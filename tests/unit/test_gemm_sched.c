@@ -253,6 +253,41 @@ static void test_streams(void) {
     }
 }
 
+/* v7's split tile: with an odd count of positions (3 or more) a CTA's last one (on stream 0) is
+ * shared, so both streams carry the same k-blocks; with an even count, one tile, a disabled split
+ * or too few k-blocks nothing is split. Checked by walking the streams as the kernel does. */
+static void test_v7_split(void) {
+  static const int ctass[] = {1, 3, 7, 128, 132}, counts[] = {0, 1, 2, 5, 131, 132, 133, 384, 1000};
+  const int kbs = 64, min_kb = 4;
+  for (int ci = 0; ci < 5; ci++)
+    for (int ni = 0; ni < 9; ni++) {
+      const int ctas = ctass[ci], n = counts[ni];
+      int bad = 0;
+      for (int b = 0; b < ctas; b++) {
+        const int sp = xsg_v7_split_position(b, ctas, n, kbs, min_kb, 1);
+        int kb[2] = {0, 0}, mine = 0, on0 = 0;
+        for (int st = 0; st < 2; st++)
+          for (int k = xsg_stream_first(b, st, ctas); k < n; k += 2 * ctas) {
+            mine++;
+            kb[st] += k == sp ? kbs / 2 : kbs;
+            on0 += k == sp && st == 0;
+          }
+        if (sp >= 0) kb[1] += kbs - kbs / 2; /* stream 1's share, after its own tiles */
+        if ((mine >= 3 && mine & 1) != (sp >= 0)) bad++; /* split: an odd count, not one */
+        if (sp >= 0 && (on0 != 1 || sp + ctas < n || sp % ctas != b)) bad++; /* its last, stream 0 */
+        if (kb[0] != kb[1] && mine != 1) bad++; /* equal k-blocks on both streams */
+        if (xsg_v7_split_position(b, ctas, n, kbs, min_kb, 0) != -1) bad++;  /* disabled */
+        if (xsg_v7_split_position(b, ctas, n, min_kb - 1, min_kb, 1) != -1) bad++;
+      }
+      XT_CHECK_MSG(bad == 0, "ctas %d positions %d: %d bad", ctas, n, bad);
+    }
+  XT_EQ_INT(xsg_v7_split_position(5, 128, 384, 64, 4, 1), 261); /* 3 tiles: 5, 133, 261 */
+  XT_EQ_INT(xsg_v7_split_position(5, 128, 256, 64, 4, 1), -1);  /* 2 tiles: one per stream */
+  XT_EQ_INT(xsg_v7_split_position(100, 128, 64, 64, 4, 1), -1); /* CTA 100 has no position */
+  XT_EQ_INT(xsg_v7_split_position(5, 128, 64, 64, 4, 1), -1);   /* one tile: kept whole */
+  XT_EQ_INT(xsg_v7_split_position(5, 128, 640, 64, 4, 1), 517);  /* five: 5 ... 517 */
+}
+
 /* ---- v8: tile pairs on clusters of two CTAs ---- */
 
 /* Walk a v8 schedule the way the kernel does (cluster c of `clusters` takes pair positions c,
@@ -481,6 +516,7 @@ int main(void) {
   XT_RUN(test_v7_tile_m);
   XT_RUN(test_v7_width);
   XT_RUN(test_streams);
+  XT_RUN(test_v7_split);
   XT_RUN(test_pairs_dense);
   XT_RUN(test_pairs_masked);
   XT_RUN(test_pairs_contig);

@@ -250,27 +250,36 @@ xs_result get_encode(encode_fn* out) {
   return XS_OK;
 }
 
-/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1} and 128B swizzle. */
-xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows, int64_t batch,
-                   int box_rows, const char* what) {
+/* A bf16 tensor map of `rank` dimensions (dims, byte strides of dims 1.., box), 128B swizzle, the
+ * L2 promotion the probe may override (xsg_probe.l2_promo; the library's: 256 B). `what` and
+ * the first three dims name the tensor in the error. */
+xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64_t* dims,
+                      const cuuint64_t* strides, const cuuint32_t* box, const char* what) {
   encode_fn enc = NULL;
   XSI_CHECK(get_encode(&enc));
-  cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
-  cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
-  cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
-  cuuint32_t elem[3] = {1, 1, 1};
+  const cuuint32_t elem[5] = {1, 1, 1, 1, 1};
   static const CUtensorMapL2promotion promo[5] = {
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
   const int pi = xsg_probe.l2_promo >= 0 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo : 0;
-  CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, (void*)base, dims, strides, box, elem,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promo[pi],
-                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void*)base, dims,
+                         strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, promo[pi], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return xsi_set_error(XS_ERR_CUDA, "gemm: tensor map for %s (%lld x %lld x %lld): error %d",
-                         what, (long long)inner, (long long)rows, (long long)batch, (int)r);
+    return xsi_set_error(XS_ERR_CUDA, "gemm: tensor map for %s (%llu x %llu x %llu): error %d",
+                         what, (unsigned long long)dims[0], (unsigned long long)dims[1],
+                         (unsigned long long)dims[2], (int)r);
   return XS_OK;
+}
+
+/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1} and 128B swizzle. */
+xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows, int64_t batch,
+                   int box_rows, const char* what) {
+  const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
+  const cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
+  const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
+  return encode_bf16(m, base, 3, dims, strides, box, what);
 }
 
 /* v7's narrow SiLU*mul tile: B [batch][N = 2I rows][K] as the 5-D tensor {K, 8 rows, gate | up,
@@ -281,21 +290,12 @@ xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows
  * past I (group index >= I / 8) read as zeros. Needs I % 8 == 0 (hopper_unsupported asks
  * N / 2 % 8 == 0 with SiLU*mul). */
 xs_result make_map_silu32(CUtensorMap* m, const void* base, int64_t K, int64_t N, int64_t batch) {
-  encode_fn enc = NULL;
-  XSI_CHECK(get_encode(&enc));
   const int64_t I = N / 2;
-  cuuint64_t dims[5] = {(cuuint64_t)K, 8, 2, (cuuint64_t)(I / 8), (cuuint64_t)batch};
-  cuuint64_t strides[4] = {(cuuint64_t)K * 2, (cuuint64_t)(I * K * 2), (cuuint64_t)(8 * K * 2),
-                           (cuuint64_t)(N * K * 2)};
-  cuuint32_t box[5] = {64, 8, 2, 4, 1};
-  cuuint32_t elem[5] = {1, 1, 1, 1, 1};
-  const CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, (void*)base, dims, strides, box,
-                         elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    return xsi_set_error(XS_ERR_CUDA, "gemm: 5-D tensor map of B (%lld x %lld x %lld): error %d",
-                         (long long)K, (long long)N, (long long)batch, (int)r);
-  return XS_OK;
+  const cuuint64_t dims[5] = {(cuuint64_t)K, 8, 2, (cuuint64_t)(I / 8), (cuuint64_t)batch};
+  const cuuint64_t strides[4] = {(cuuint64_t)K * 2, (cuuint64_t)(I * K * 2),
+                                 (cuuint64_t)(8 * K * 2), (cuuint64_t)(N * K * 2)};
+  const cuuint32_t box[5] = {64, 8, 2, 4, 1};
+  return encode_bf16(m, base, 5, dims, strides, box, "B (5-D, K x 8 x 2 x I/8 x batch)");
 }
 
 /* Whether the driver encodes make_map_silu32's map (strides not in increasing order), tried
@@ -369,6 +369,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.m_counts = a->m_counts;
   p.epi = epi;
   p.pdl = sched.pdl;
+  /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
+   * session 8); the probe can turn it off. */
+  p.split = xsg_probe.v7_split != 1;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
@@ -475,7 +478,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

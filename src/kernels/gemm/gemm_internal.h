@@ -40,6 +40,8 @@ typedef struct xsg_params {
   int trace_cap;
   int probe_delay_ns; /* probe modes 5 and 8: odd CTAs start this much later (0: not) */
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
+  int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
+                two streams (sched.h xsg_v7_split_position) */
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -84,6 +86,7 @@ typedef struct xsg_probe_t {
   int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
                    4 256 B */
   int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
+  int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

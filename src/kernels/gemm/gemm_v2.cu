@@ -566,11 +566,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     int jt = 0; /* TRACE: tiles taken so far */
     if (spec) {
       xs_mbar_wait(table_ready, 0); /* the table, to check the producer's guess against */
-      if (!xsg_spec_hit(p, table, blockIdx.x, g_guess, nb_guess))
-        for (int i = 0; i < spec; i++, s++) { /* it guessed wrong: drain those slots unused */
-          xs_mbar_wait(&full[s], phase);      /* (spec < STAGES: no wrap) */
-          if (lane == 0) xs_mbar_arrive(&empty[s]);
-        }
+      s = xsg_spec_drain(p, table, blockIdx.x, g_guess, nb_guess, spec, full, empty, lane);
     }
     auto word_pk_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
       w0 = pk[2 * i];

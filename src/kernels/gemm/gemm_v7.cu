@@ -122,10 +122,11 @@ template <int BT_, int BW_> struct v7_cfg {
    * per stream, 2 streams per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of
    * loaded-DRAM latency asks for. */
   static constexpr int FIXED =
-      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 8;
+      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 16;
   static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
-  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 8; /* full, empty, table_ready */
+  /* full, empty, table_ready, split_ready */
+  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 16;
   /* k-blocks a stream loads before its schedule table exists (the speculative start, below) */
   static constexpr int SPEC = 2;
   static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
@@ -144,6 +145,8 @@ template <int BT_, int BW_> struct v7_cfg {
                     (65536 / THREADS & ~7) * THREADS,
                 "setmaxnreg: more registers than the CTA's launch allocation (gemm_v2.cu)");
   static_assert(STAGES >= 3, "at least two slots loading while one is read");
+  /* the split tile's partial sums (BT x BW fp32) go through stream 1's ring once it is idle */
+  static_assert(STAGES * SLOT >= 4 * BT * BW, "a ring holds a tile's fp32 partial sums");
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0,
                 "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned");
@@ -263,7 +266,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   uint64_t* full = (uint64_t*)(smem + cfg::STREAMS * cfg::STAGES * cfg::SLOT); /* [s][i] */
   uint64_t* empty = full + cfg::STREAMS * cfg::STAGES;
   uint64_t* table_ready = empty + cfg::STREAMS * cfg::STAGES; /* count 32: warp 3 */
-  int32_t* table = (int32_t*)(table_ready + 1);
+  uint64_t* split_ready = table_ready + 1; /* count 128: consumer 1's partial sums are written */
+  int32_t* table = (int32_t*)(split_ready + 1);
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -288,6 +292,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       xs_mbar_init(&empty[i], 4);
     }
     xs_mbar_init(table_ready, 32);
+    xs_mbar_init(split_ready, 128);
     xs_fence_mbar_init();
     if (TRACE) trace[20] = xs_clock64();
   }
@@ -347,7 +352,10 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       xsg_wait_timed(table_ready, 0);
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
-      for (int k = k0; k < positions; k += step) {
+      const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
+                                                2 * cfg::SPEC, p.split);
+      /* Loads k-blocks [kb_lo, kb_hi) of the tile at position k, if it has work. */
+      auto load_tile = [&](int k, int kb_lo, int kb_hi) {
         int tile_index;
         const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
         if (TRACE && k == k0) trace[24 + st] = xs_clock64();
@@ -355,12 +363,15 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         if (p.compact) /* every compacted position has work: no count to read (hopper_common) */
           row0 = t.mb * p.tile_m, expert = t.g;
         else if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert))
-          continue;
-        /* the guessed tile: its first k-blocks are in the ring already */
+          return;
+        /* the guessed tile: its first k-blocks are in the ring already (kb_lo is 0 there) */
         const int kb0 =
-            k == k0 && spec && t.g == g_guess && t.mb == 0 && t.nb == nb_guess ? spec : 0;
-        issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, k_blocks);
-      }
+            k == k0 && spec && t.g == g_guess && t.mb == 0 && t.nb == nb_guess ? spec : kb_lo;
+        issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, kb_hi);
+      };
+      for (int k = k0; k < positions; k += step) /* the split tile: stream 0's first half */
+        load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
+      if (st == 1 && split_k >= 0) load_tile(split_k, k_blocks / 2, k_blocks); /* the rest */
       xsg_drain_ring(my_empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
   } else {
@@ -385,14 +396,23 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     int g_guess = 0, nb_guess = 0;
     const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
     xs_mbar_wait(table_ready, 0);
-    if (spec && !xsg_spec_hit(p, table, k0, g_guess, nb_guess)) {
-      for (int i = 0; i < spec; i++, s++) { /* the producer guessed wrong: drain those slots */
-        xs_mbar_wait(&my_full[s], phase);   /* unused (spec < STAGES: no wrap) */
-        if (lane == 0) xs_mbar_arrive(&my_empty[s]);
-      }
-    }
+    s = xsg_spec_drain(p, table, k0, g_guess, nb_guess, spec, my_full, my_empty, lane);
     const int positions = p.compact ? table[p.experts] : p.positions;
-    for (int k = k0; k < positions; k += step) {
+    const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
+                                              2 * cfg::SPEC, p.split);
+    /* The split tile's partial sums, stream 1 -> stream 0: value i of thread tid at
+     * [i * 128 + tid] (conflict-free), in stream 1's ring, idle once its last tile is done. */
+    float* const partial = (float*)(smem + cfg::STAGES * cfg::SLOT);
+    /* The stream's positions, then (stream 1) its half of the split tile. NOTE: one loop, not a
+     * second call site for the extra tile: that made ptxas serialize the wgmmas (C7515). */
+    const int own = k0 < positions ? (positions - 1 - k0) / step + 1 : 0;
+    const int items = own + (st == 1 && split_k >= 0);
+    for (int j = 0; j < items; j++) {
+      const int k = j < own ? k0 + j * step : split_k;
+      /* part 0 the whole tile; 1 stream 0's half of the split tile (it adds stream 1's sums,
+       * then stores); 2 stream 1's half (it writes its sums for stream 0 and stores nothing) */
+      const int part = k != split_k ? 0 : st == 0 ? 1 : 2;
+      const int kb_lo = part == 2 ? k_blocks / 2 : 0, kb_hi = part == 1 ? k_blocks / 2 : k_blocks;
       int tile_index;
       const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
       int row0, row_end, expert;
@@ -403,9 +423,9 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
       int prev_s = 0;
-      for (int kb = 0; kb < k_blocks; kb++) {
+      for (int kb = kb_lo; kb < kb_hi; kb++) {
         xs_mbar_wait(&my_full[s], phase);
-        if (TRACE && kb == 0 && tid == 0) {
+        if (TRACE && kb == kb_lo && tid == 0) {
           tr_t0 = xs_clock64();
           if (!tr_tiles) trace[4 + st] = tr_t0;
         }
@@ -416,7 +436,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         xs_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < cfg::BK / 16; kk++) {   /* +32 bytes per k16 step = +2 in the */
-          const int acc = (kb > 0 || kk > 0) ? 1 : 0; /* descriptor's address field */
+          const int acc = (kb > kb_lo || kk > 0) ? 1 : 0; /* descriptor's address field */
           wgmma_tokens<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
           if (BW == 128) wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
         }
@@ -424,7 +444,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         /* The previous k-block's group has retired once at most one group is pending: its
          * slot goes back to the producer. */
         xs_wgmma_wait<1>();
-        if (kb > 0 && lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
+        if (kb > kb_lo && lane == 0) xs_mbar_arrive(&my_empty[prev_s]);
         prev_s = s;
         if (++s == cfg::STAGES) {
           s = 0;
@@ -438,7 +458,24 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       if (TRACE && tid == 0) {
         tr_t1 = xs_clock64();
         if (!tr_tiles) trace[6 + st] = tr_t1;
-        tr_tiles++, tr_kb += k_blocks, tr_main += tr_t1 - tr_t0;
+        tr_tiles++, tr_kb += kb_hi - kb_lo, tr_main += tr_t1 - tr_t0;
+      }
+      if (part == 2) { /* stream 1: hand the sums over (every slot of its ring is consumed) */
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) {
+          partial[i * 128 + tid] = d0[i];
+          if (BW == 128) partial[(BT / 2 + i) * 128 + tid] = d1[i];
+        }
+        xs_mbar_arrive(split_ready); /* release: this thread's writes precede it */
+        continue;
+      }
+      if (part == 1) {                   /* stream 0: add stream 1's sums (bounded wait) */
+        xsg_wait_timed(split_ready, 0); /* acquire */
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) {
+          d0[i] += partial[i * 128 + tid];
+          if (BW == 128) d1[i] += partial[(BT / 2 + i) * 128 + tid];
+        }
       }
 
       /* ---- epilogue: registers -> global (C, or the tile's map entry) ---- */

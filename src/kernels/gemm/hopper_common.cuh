@@ -182,6 +182,22 @@ static __device__ __forceinline__ bool xsg_spec_hit(const xsg_params& p, const i
   return t.g == g && t.mb == 0 && t.nb == nb;
 }
 
+/* A consumer's start after the speculative loads (xsg_spec_guess: `spec` k-blocks into slots
+ * 0 .. spec - 1 of phase 0): on a miss (xsg_spec_hit false) those slots are drained unused, each
+ * warp waiting for the bytes and its lane 0 releasing the slot. Returns the consumer's first slot:
+ * 0, or `spec` after a drain (spec < the ring's stages: no wrap). The caller has waited for the
+ * schedule table. */
+static __device__ __forceinline__ int xsg_spec_drain(const xsg_params& p, const int32_t* table,
+                                                     int k0, int g, int nb, int spec,
+                                                     uint64_t* full, uint64_t* empty, int lane) {
+  if (!spec || xsg_spec_hit(p, table, k0, g, nb)) return 0;
+  for (int i = 0; i < spec; i++) {
+    xs_mbar_wait(&full[i], 0);
+    if (lane == 0) xs_mbar_arrive(&empty[i]);
+  }
+  return spec;
+}
+
 /* A finished tile's flag (xs_gemm_epilogue.tile_flags): the thread that issued the tile's TMA
  * stores (tid 0, when `tma`) waits until they are written and orders them before its later
  * generic accesses; the `threads` threads that stored the tile meet at named barrier `bar` (the
