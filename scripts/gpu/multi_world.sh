@@ -97,8 +97,14 @@ if [ -n "$SAN" ]; then
     step "memcheck $ex, local"                  25 env XSTAGE_WORLD=local $SANENV \
       "$SAN" --tool memcheck --error-exitcode 9 "$BUILD/example_$ex"
   done
+  # NOTE: --report-api-errors no: NCCL's set-up calls the CUDA API in ways it expects to fail
+  # (cudaFuncGetAttributes on kernels with no image for this GPU while it probes them; cuMemCreate
+  # with a handle type the machine refuses, then a fallback). The sanitizer counted 9 such
+  # "errors" per rank on the 2-GPU H200 (session 8) while the example passed: API return codes,
+  # not memory errors. Memory errors still fail the step.
   step "memcheck 02_all_gather, nccl (-n $N)"   60 env XSTAGE_WORLD=nccl $SANENV "$BIN" launch \
-    -n "$N" --timeout 55 -- "$SAN" --tool memcheck --error-exitcode 9 "$BUILD/example_02_all_gather"
+    -n "$N" --timeout 55 -- "$SAN" --tool memcheck --report-api-errors no --error-exitcode 9 \
+    "$BUILD/example_02_all_gather"
   for ex in $EXAMPLES; do
     step "racecheck $ex, local"                 25 env XSTAGE_WORLD=local $SANENV \
       "$SAN" --tool racecheck --error-exitcode 9 "$BUILD/example_$ex"

@@ -129,7 +129,10 @@ static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("plan fusion --workload nope"), 2);
   XT_EQ_INT(xs("plan fusion --tiles 0"), 2);
   XT_EQ_INT(xs("run"), 0);
-  XT_CHECK(strstr(g_out, "NOT calibrated") && strstr(g_out, "moe-deepseek-v3") &&
+  /* both embedded profiles are measured ones (NVLink since session 8) */
+  XT_CHECK(strstr(g_out, "host, st.global.v4; calibrated") &&
+           strstr(g_out, "peer:1, st.global.v4; calibrated") && !strstr(g_out, "NOT calibrated") &&
+           strstr(g_out, "moe-deepseek-v3") &&
            strstr(g_out, "ulysses-hunyuan-720p") && strstr(g_out, "Ulysses all-to-all"));
   XT_EQ_INT(xs("run --json"), 0);
   js = NULL;
