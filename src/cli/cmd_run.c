@@ -2,9 +2,9 @@
  *
  * CPU part (this file): load the link profiles (embedded, or --profile FILE), and predict for
  * every workload of the built-in catalogue what fusing its remote stores costs, on the host
- * (PCIe) path and on NVLink (uncalibrated until measured). The GPU part plugs in before the
- * report: if a GPU is present, calibrate the host path first and pass the fitted profile to
- * run_report() in place of the embedded one. */
+ * (PCIe) path and on NVLink (both embedded profiles calibrated on H200s). The GPU part plugs in
+ * before the report: if a GPU is present, calibrate the host path first and pass the fitted
+ * profile to run_report() in place of the embedded one. */
 #include "cli/model_cli.h"
 
 #include <errno.h>
