@@ -478,14 +478,14 @@ static void test_auto_choice(void) {
   XT_CHECK_MSG(t.version != XS_GEMM_V7 && t.tile_m == 128, "masked M=65: AUTO v%d tile_m %d",
                (int)t.version, t.tile_m);
   /* v7's tile width (sched.h xsg_v7_width, 132 SMs): narrow (64 B rows) where it lowers the
-   * busiest SM's B rows by > 20 % */
+   * busiest SM's B rows by > 10 % (20 % before session 8's split tile) */
   if (g_sms == 132) {
     a.experts = 8, a.M = 16, a.N = 3072, a.K = 4096; /* Qwen3-235B gate/up: 192 -> 384 tiles */
     expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V7, 16, 32, "masked E=8 M=16 N=3072 SiLU");
     a.N = 4096, a.K = 1536; /* Qwen3-235B down: 256 tiles, 2 per SM either way */
     expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked E=8 M=16 N=4096");
     a.N = 7168, a.K = 2048; /* DeepSeek-V3 down: 448 -> 896 tiles, 4 x 128 -> 7 x 64 rows */
-    expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked E=8 M=16 N=7168");
+    expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 64, "masked E=8 M=16 N=7168");
     a.experts = 64, a.N = 4096, a.K = 7168;
   }
   a.layout = XS_GEMM_DENSE, a.M = 64;

@@ -86,19 +86,21 @@ XSG_HD int xsg_v7_tile_m(int rows) {
 /* v7's tile width in B rows: 128 (two wgmma M = 64 halves: 128 output columns, or 64 with
  * SiLU*mul) or 64 (one: 64 output columns, or 32 gate rows interleaved with their 32 up rows).
  * At few tokens per expert v7 streams B, and the busiest SM sets the time: narrow tiles when they
- * cut its B rows (ceil(tiles / sms) x width) by more than 20 %. Measured on the H200 (session 6,
- * bench_gemm_probe_v7, E=8 T=16): Qwen3-235B gate/up (192 wide tiles on 132 SMs: 2 on 60 SMs, 1
- * on 72; 384 narrow: 2 or 3 each; -25 %) 55.5 -> 53.9 us; DeepSeek-V3 down (448 -> 896 tiles,
- * 4 x 128 -> 7 x 64 rows, -12.5 %) 60.3 -> 60.9 us, a loss: a narrow k-block moves half the
- * bytes for the same per-slot work. n_out: output columns; units: groups x m-blocks; narrow_ok:
- * 0 when the narrow tile cannot run (SiLU*mul without its 5-D tensor map). */
+ * cut its B rows (ceil(tiles / sms) x width) by more than 10 %. Measured on the H200
+ * (bench_gemm_probe_v7, E=8 T=16): Qwen3-235B gate/up (192 wide tiles on 132 SMs: 2 on 60 SMs,
+ * 1 on 72; 384 narrow: 2 or 3 each; -25 %) 55.5 -> 53.9 us (session 6); DeepSeek-V3 down (448 ->
+ * 896 tiles, 4 x 128 -> 7 x 64 rows, -12.5 %) 60.3 -> 60.9 us in session 6, a loss while a CTA's
+ * odd tile left one stream idle, and 60.95 / 60.75 / 60.55 -> 60.23 / 60.24 / 60.03 us (three
+ * runs) in session 8 with the split tile (xsg_v7_split_position), hence 10 % rather than 20 %.
+ * n_out: output columns; units: groups x m-blocks; narrow_ok: 0 when the narrow tile cannot run
+ * (SiLU*mul without its 5-D tensor map). */
 XSG_HD int xsg_v7_width(int n_out, int silu, int units, int sms, int narrow_ok) {
   if (!narrow_ok || sms <= 0 || units <= 0) return 128;
   const int64_t wide = (int64_t)units * xsg_cdiv(n_out, silu ? 64 : 128);
   const int64_t narrow = (int64_t)units * xsg_cdiv(n_out, silu ? 32 : 64);
   const int64_t busy_wide = (wide + sms - 1) / sms * 128,
                 busy_narrow = (narrow + sms - 1) / sms * 64;
-  return 5 * busy_narrow < 4 * busy_wide ? 64 : 128;
+  return 10 * busy_narrow < 9 * busy_wide ? 64 : 128;
 }
 
 /* v7's persistent CTAs (two streams each) for `tiles` positions: the fewest that keep the
