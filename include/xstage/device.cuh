@@ -46,7 +46,9 @@ typedef enum xs_cmp {
 
 typedef enum xs_signal_op {
   XS_SIGNAL_SET = 0, /* flag = value     (st.release.sys.global.u64) */
-  XS_SIGNAL_ADD = 1, /* flag += value    (red.release.sys.global.add.u64) */
+  XS_SIGNAL_ADD = 1, /* flag += value    (red.release.sys.global.add.u64): an atomic at the
+                        destination; on a host-mapped heap only where xs_world_info.host_atomics
+                        is 1 (not over PCIe: use SET, one writer per flag, there) */
 } xs_signal_op;
 
 /* Signal-pad layout (words of uint64_t); see XS_PAD_WORDS in world.h. */
@@ -336,9 +338,11 @@ XS_DEV void xs_quiet_block(void) {
 /* Barrier across ranks: the CTA calling it with `slot` on each rank waits for the CTAs calling
  * it with the same slot on every other rank (one CTA per rank per slot; usually slot = the CTA's
  * index within its rank). PTX: bar.sync; thread 0: fence.acq_rel.sys,
- * red.release.sys.global.add.u64 on each rank's pad counter [slot][me], then bounded
- * ld.acquire.sys polls of its own counters [slot][*] until they reach this slot's epoch;
- * bar.red.and. Ordering: every write any thread of the participating CTAs made before the
+ * st.release.sys.global.u64 of its epoch into each rank's pad word [slot][me], then bounded
+ * ld.acquire.sys polls of its own words [slot][*] until they reach this slot's epoch;
+ * bar.red.and. No atomics: each word has one writer, so the barrier also runs on host-mapped
+ * heaps without host atomics (session 8; it used red.add before, which compute-sanitizer
+ * rejects on host memory of a GPU without hostNativeAtomicSupported). Ordering: every write any thread of the participating CTAs made before the
  * barrier is visible to every thread of them after it. Returns false on timeout (status
  * recorded with `location`); the slot is then out of step until xs_world_clear_signals. */
 XS_DEV bool xs_barrier_block(const xs_team* t, uint32_t slot, uint32_t location) {
@@ -352,8 +356,8 @@ XS_DEV bool xs_barrier_block(const xs_team* t, uint32_t slot, uint32_t location)
     uint64_t epoch = mine[XSI_PAD_EPOCH + slot] + 1u;
     mine[XSI_PAD_EPOCH + slot] = epoch;
     xs_fence_acq_rel_sys();
-    for (int p = 0; p < t->size; p++)
-      xs_red_add_release_sys_u64(t->pad[p] + XSI_PAD_BAR + slot * XS_MAX_RANKS + t->rank, 1u);
+    for (int p = 0; p < t->size; p++) /* my arrivals on p = my epoch: one writer per word */
+      xs_st_release_sys_u64(t->pad[p] + XSI_PAD_BAR + slot * XS_MAX_RANKS + t->rank, epoch);
     for (int p = 0; p < t->size && ok; p++)
       ok =
           xsi_wait_raw(t, mine + XSI_PAD_BAR + slot * XS_MAX_RANKS + p, XS_CMP_GE, epoch, location);

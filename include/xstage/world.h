@@ -147,6 +147,11 @@ typedef struct xs_world_info {
   size_t heap_free;
   size_t heap_largest_free;
   uint64_t timeout_ns;
+  /* 1: every GPU this process drives has native atomics on host memory
+   * (cudaDevAttrHostNativeAtomicSupported; e.g. NVLink-C2C systems). XS_SIGNAL_ADD into a
+   * host-mapped heap needs it: an H100 / H200 on PCIe reports 0, and compute-sanitizer rejects
+   * such atomics there (session 8). HBM heaps (own or a peer's over NVLink) always have them. */
+  int host_atomics;
 } xs_world_info;
 
 /* Device-side status after a launch (see xs_world_status). */
@@ -290,10 +295,12 @@ typedef struct xs_rma_bench_config {
   int threads;   /* threads per CTA */
   int iters;     /* timed repetitions */
   int pingpongs; /* signal->wait round trips timed */
+  int peer;      /* 1: also GPU 0 -> GPU 1 over NVLink (a local world) when two GPUs reach each
+                    other; 0: the emulated rows only */
 } xs_rma_bench_config;
 
 #define XS_RMA_BENCH_CONFIG_INITIALIZER                                                            \
-  { sizeof(xs_rma_bench_config), 0, (size_t)64 << 20, 32, 512, 20, 10000 }
+  { sizeof(xs_rma_bench_config), 0, (size_t)64 << 20, 32, 512, 20, 10000, 1 }
 
 typedef struct xs_rma_bench_row {
   char name[48]; /* "tile_v4_block -> HBM peer" ... */
@@ -306,12 +313,14 @@ typedef struct xs_rma_bench_row {
 
 typedef struct xs_rma_bench_result {
   int nrows;
+  int peer; /* 1: the NVLink rows ran (GPU 0 -> GPU 1) */
   xs_rma_bench_row rows[16];
 } xs_rma_bench_result;
 
 /* Tile stores (v4 by warps, v4 by CTAs, TMA bulk) from rank 0 to rank 1 of an emulated world
- * with its heaps in HBM and in host-mapped memory, and the signal->wait round trip (ns).
- * Every row checks its data. XS_ERR_NO_DEVICE / XS_ERR_UNSUPPORTED as usual. */
+ * with its heaps in HBM and in host-mapped memory, and the signal->wait round trip (ns); with
+ * cfg->peer and two GPUs that reach each other, the same from GPU 0 to GPU 1 of a local world
+ * (NVLink). Every row checks its data. XS_ERR_NO_DEVICE / XS_ERR_UNSUPPORTED as usual. */
 xs_result xs_rma_bench(xs_rma_bench_result* out, const xs_rma_bench_config* cfg);
 
 #ifdef __cplusplus

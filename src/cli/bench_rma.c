@@ -1,6 +1,7 @@
-/* bench_rma.c — `xstage bench rma`: device RMA primitives in the emulated world on one GPU:
- * tile stores to an HBM heap and to a host-mapped heap (GB/s), signal->wait round trip (ns).
- * Every row is checked in the same run (#wrong). */
+/* bench_rma.c — `xstage bench rma`: device RMA primitives, rank 0 -> rank 1: in the emulated
+ * world on one GPU (tile stores to an HBM heap and to a host-mapped heap, GB/s; signal->wait
+ * round trip, ns), and with two GPUs that reach each other also GPU 0 -> GPU 1 over NVLink (a
+ * local world). Every row is checked in the same run (#wrong). */
 #include "cli/cli.h"
 
 int cli_bench_rma(int argc, char** argv) {
@@ -10,11 +11,14 @@ int cli_bench_rma(int argc, char** argv) {
       {"threads", "N", "threads per CTA, multiple of 32 (default 512)", NULL},
       {"iters", "N", "timed repetitions; the median is reported (default 20)", NULL},
       {"pingpongs", "N", "signal->wait round trips timed (default 10000)", NULL},
-      {"device", "N", "CUDA device (default 0)", NULL},
+      {"device", "N", "CUDA device of the emulated rows (default 0)", NULL},
+      {"no-peer", NULL, "skip the NVLink rows (GPU 0 -> GPU 1) even with two GPUs", NULL},
       {"json", NULL, "print JSON instead of a table", NULL},
   };
-  cli_cmd c =
-      CLI_CMD("bench rma", "device RMA primitives in the emulated world (one GPU)", "", opts, 0, 0);
+  cli_cmd c = CLI_CMD("bench rma",
+                      "device RMA primitives: emulated world on one GPU, and GPU 0 -> GPU 1 over "
+                      "NVLink when there are two",
+                      "", opts, 0, 0);
   int rc = cli_parse(&c, argc, argv);
   if (rc >= 0) return rc;
   xs_rma_bench_config cfg = XS_RMA_BENCH_CONFIG_INITIALIZER;
@@ -34,6 +38,7 @@ int cli_bench_rma(int argc, char** argv) {
   cfg.iters = (int)iters;
   cfg.pingpongs = (int)pp;
   cfg.device = (int)dev;
+  cfg.peer = !cli_flag(&c, "no-peer");
   char gpu[128] = "";
   if (!cli_have_gpu(gpu, sizeof gpu)) {
     fprintf(stderr, "xstage bench rma: no CUDA GPU in this process (or a build without CUDA)\n");
@@ -46,8 +51,8 @@ int cli_bench_rma(int argc, char** argv) {
   for (int i = 0; i < r.nrows; i++)
     wrong += r.rows[i].wrong;
   if (cli_flag(&c, "json")) {
-    printf("{\"gpu\": \"%s\", \"ctas\": %d, \"threads\": %d, \"rows\": [\n", gpu, cfg.ctas,
-           cfg.threads);
+    printf("{\"gpu\": \"%s\", \"ctas\": %d, \"threads\": %d, \"peer\": %s, \"rows\": [\n", gpu,
+           cfg.ctas, cfg.threads, r.peer ? "true" : "false");
     for (int i = 0; i < r.nrows; i++)
       printf(
           "  {\"name\": \"%s\", \"bytes\": %.0f, \"ns\": %.1f, \"gbps\": %.3f, \"wrong\": %d}%s\n",
@@ -55,8 +60,10 @@ int cli_bench_rma(int argc, char** argv) {
           i + 1 < r.nrows ? "," : "");
     printf("]}\n");
   } else {
-    printf("# xstage bench rma on %s: emulated world W=2, rank 0 -> rank 1, %d CTAs x %d threads\n",
-           gpu, cfg.ctas, cfg.threads);
+    printf("# xstage bench rma on %s: rank 0 -> rank 1 of W=2 worlds (emulated on one GPU%s), %d "
+           "CTAs x %d threads\n",
+           gpu, r.peer ? "; local: GPU 0 -> GPU 1" : "; one GPU: no NVLink rows", cfg.ctas,
+           cfg.threads);
     printf("%-40s %12s %12s %10s %7s\n", "primitive", "bytes", "time", "GB/s", "#wrong");
     for (int i = 0; i < r.nrows; i++) {
       char b[32], t[32], g[32] = "-";

@@ -1,7 +1,9 @@
-/* rma_bench.cu — per-primitive RMA throughput and latency in an emulated world (W = 2):
- * tile stores from rank 0 to rank 1 (warp v4, CTA v4, TMA bulk; source = a 16 KiB shared-memory
- * tile, as in a fused epilogue) with the heaps in HBM and in host-mapped memory, and the
- * signal->wait round trip. Every row checks its data (or its flags) after the run.
+/* rma_bench.cu — per-primitive RMA throughput and latency, rank 0 -> rank 1 of a W = 2 world:
+ * tile stores (warp v4, CTA v4, TMA bulk; source = a 16 KiB shared-memory tile, as in a fused
+ * epilogue) and the signal->wait round trip, in an emulated world on one GPU with the heaps in
+ * HBM and in host-mapped memory, and (session 8, with two GPUs that reach each other) in a
+ * local world: GPU 0 storing into GPU 1's HBM over NVLink. Every row checks its data (or its
+ * flags) after the run.
  */
 #include "world/world_internal.h"
 #include "xstage/device.cuh"
@@ -65,23 +67,35 @@ static int cmp_float(const void* a, const void* b) {
 
 static const char* g_mode_name[3] = {"tile_v4_warp", "tile_v4_block", "tile_bulk_tma"};
 
+/* The two-rank world of a row: emulated on cfg->device with its heaps in `mem`, or (peer) the
+ * local world of GPUs 0 and 1. */
+static xs_result bench_world(xs_world** w, const xs_rma_bench_config* c, xs_mem_kind mem, int peer,
+                             size_t heap_bytes) {
+  xs_world_config wc = XS_WORLD_CONFIG_INITIALIZER;
+  wc.ranks = 2;
+  wc.device = c->device;
+  wc.mem = peer ? XS_MEM_DEVICE : mem;
+  wc.heap_bytes = heap_bytes;
+  return peer ? xs_world_create_local(w, &wc) : xs_world_create_emulated(w, &wc);
+}
+
+static const char* dest_name(xs_mem_kind mem, int peer) {
+  return peer ? "peer GPU (NVLink)" : mem == XS_MEM_DEVICE ? "HBM" : "host-mapped";
+}
+
 /* Tile-store rows for one memory kind. */
 static xs_result bench_tiles(xs_rma_bench_result* out, const xs_rma_bench_config* c,
-                             xs_mem_kind mem, size_t bytes) {
+                             xs_mem_kind mem, int peer, size_t bytes) {
   xs_result res = XS_OK;
   xs_world* w = NULL;
-  xs_world_config wc = XS_WORLD_CONFIG_INITIALIZER;
   void* buf = NULL;
   char* dst1 = NULL;
   uint32_t* host = NULL;
   float* times = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
   xs_team team;
-  wc.ranks = 2;
-  wc.device = c->device;
-  wc.mem = mem;
-  wc.heap_bytes = bytes + ((size_t)1 << 20);
-  XSI_CHECK_GOTO(xs_world_create_emulated(&w, &wc), res, fail);
+  XSI_CHECK_GOTO(bench_world(&w, c, mem, peer, bytes + ((size_t)1 << 20)), res, fail);
+  XSI_CUDA_GOTO(cudaSetDevice(w->target[0].device), res, fail); /* rank 0's GPU stores */
   XSI_CHECK_GOTO(xs_malloc(&buf, w, bytes, 0), res, fail);
   XSI_CHECK_GOTO(xs_world_team(&team, w, 0), res, fail);
   XSI_CHECK_GOTO(xs_world_ptr((void**)&dst1, w, buf, 1), res, fail);
@@ -108,9 +122,8 @@ static xs_result bench_tiles(xs_rma_bench_result* out, const xs_rma_bench_config
     int wrong = 0;
     for (size_t i = 0; i < bytes / 4; i++)
       if (host[i] != pattern((uint32_t)((i * 4) % BENCH_TILE))) wrong++;
-    snprintf(row->name, sizeof row->name, "%s -> %s", g_mode_name[mode],
-             mem == XS_MEM_DEVICE ? "HBM" : "host-mapped");
-    row->mem = mem;
+    snprintf(row->name, sizeof row->name, "%s -> %s", g_mode_name[mode], dest_name(mem, peer));
+    row->mem = peer ? XS_MEM_DEVICE : mem;
     row->bytes = (double)bytes;
     row->ns = 1e6 * (double)times[c->iters / 2];
     row->gbps = row->bytes / row->ns;
@@ -128,42 +141,46 @@ fail:
 
 /* Signal->wait round-trip row for one memory kind. */
 static xs_result bench_pingpong(xs_rma_bench_result* out, const xs_rma_bench_config* c,
-                                xs_mem_kind mem) {
+                                xs_mem_kind mem, int peer) {
   xs_result res = XS_OK;
   xs_world* w = NULL;
-  xs_world_config wc = XS_WORLD_CONFIG_INITIALIZER;
   void* flags = NULL;
   unsigned long long* d_ns = NULL;
   unsigned long long ns = 0;
   xs_launch_plan plan;
   xs_status_report st;
-  wc.ranks = 2;
-  wc.device = c->device;
-  wc.mem = mem;
-  wc.heap_bytes = (size_t)1 << 20;
-  XSI_CHECK_GOTO(xs_world_create_emulated(&w, &wc), res, fail);
+  XSI_CHECK_GOTO(bench_world(&w, c, mem, peer, (size_t)1 << 20), res, fail);
   XSI_CHECK_GOTO(xs_malloc(&flags, w, 2 * sizeof(uint64_t), 0), res, fail);
   XSI_CHECK_GOTO(xs_world_memset(w, flags, 0, 2 * sizeof(uint64_t)), res, fail);
   XSI_CHECK_GOTO(xs_world_launch_plan(&plan, w, (const void*)bench_pingpong_kernel, 32, 0, 1), res,
                  fail);
+  /* rank 0 (the first launch) writes the time: the counter lives on its GPU */
+  XSI_CUDA_GOTO(cudaSetDevice(plan.launch[0].device), res, fail);
   XSI_CUDA_GOTO(cudaMalloc((void**)&d_ns, sizeof *d_ns), res, fail);
-  bench_pingpong_kernel<<<plan.launch[0].grid, 32, 0, (cudaStream_t)plan.launch[0].stream>>>(
-      plan.launch[0].team, (uint64_t*)flags, c->pingpongs, d_ns);
+  for (int i = 0; i < plan.count; i++) { /* emulated: one launch; local: one per GPU */
+    XSI_CUDA_GOTO(cudaSetDevice(plan.launch[i].device), res, fail);
+    bench_pingpong_kernel<<<plan.launch[i].grid, 32, 0, (cudaStream_t)plan.launch[i].stream>>>(
+        plan.launch[i].team, (uint64_t*)flags, c->pingpongs, d_ns);
+    XSI_CUDA_GOTO(cudaGetLastError(), res, fail);
+  }
   XSI_CHECK_GOTO(xs_world_sync(w), res, fail);
+  XSI_CUDA_GOTO(cudaSetDevice(plan.launch[0].device), res, fail);
   XSI_CUDA_GOTO(cudaMemcpy(&ns, d_ns, sizeof ns, cudaMemcpyDeviceToHost), res, fail);
   XSI_CHECK_GOTO(xs_world_status(&st, w, 1), res, fail);
   {
     xs_rma_bench_row* row = &out->rows[out->nrows++];
-    snprintf(row->name, sizeof row->name, "signal->wait round trip, %s",
-             mem == XS_MEM_DEVICE ? "HBM" : "host-mapped");
-    row->mem = mem;
+    snprintf(row->name, sizeof row->name, "signal->wait round trip, %s", dest_name(mem, peer));
+    row->mem = peer ? XS_MEM_DEVICE : mem;
     row->bytes = 0;
     row->ns = (double)ns / (double)c->pingpongs;
     row->gbps = 0;
     row->wrong = st.code != XS_OK;
   }
 fail:
-  if (d_ns) cudaFree(d_ns);
+  if (d_ns) {
+    if (w) cudaSetDevice(w->target[0].device);
+    cudaFree(d_ns);
+  }
   if (flags) xs_free(w, flags);
   xs_world_destroy(w);
   return res;
@@ -186,9 +203,21 @@ xs_result xs_rma_bench(xs_rma_bench_result* out, const xs_rma_bench_config* cfg)
   size_t unit = (size_t)c.ctas * BENCH_TILE;
   XSI_ARG(c.bytes >= unit, "bytes (%zu) must be >= ctas x 16 KiB (%zu)", c.bytes, unit);
   size_t bytes = c.bytes / unit * unit;
-  XSI_CHECK(bench_tiles(out, &c, XS_MEM_DEVICE, bytes));
-  XSI_CHECK(bench_tiles(out, &c, XS_MEM_HOST_MAPPED, bytes));
-  XSI_CHECK(bench_pingpong(out, &c, XS_MEM_DEVICE));
-  XSI_CHECK(bench_pingpong(out, &c, XS_MEM_HOST_MAPPED));
+  XSI_CHECK(bench_tiles(out, &c, XS_MEM_DEVICE, 0, bytes));
+  XSI_CHECK(bench_tiles(out, &c, XS_MEM_HOST_MAPPED, 0, bytes));
+  XSI_CHECK(bench_pingpong(out, &c, XS_MEM_DEVICE, 0));
+  XSI_CHECK(bench_pingpong(out, &c, XS_MEM_HOST_MAPPED, 0));
+  /* NVLink rows: GPUs 0 and 1 when both exist and reach each other (else not run: out->peer
+   * stays 0) */
+  int n = 0, a = 0, b = 0;
+  if (c.peer && cudaGetDeviceCount(&n) == cudaSuccess && n >= 2 &&
+      cudaDeviceCanAccessPeer(&a, 0, 1) == cudaSuccess && cudaDeviceCanAccessPeer(&b, 1, 0) ==
+      cudaSuccess && a && b) {
+    XSI_CHECK(bench_tiles(out, &c, XS_MEM_DEVICE, 1, bytes));
+    XSI_CHECK(bench_pingpong(out, &c, XS_MEM_DEVICE, 1));
+    out->peer = 1;
+  }
+  cudaGetLastError();
+  cudaSetDevice(c.device);
   return XS_OK;
 }

@@ -167,6 +167,9 @@ fail:
   return res;
 }
 
+/* Peer access this process has enabled (or found enabled) from GPU i to GPU j. */
+static unsigned char g_peer_on[XS_MAX_RANKS][XS_MAX_RANKS];
+
 xs_result xs_world_create_local(xs_world** out, const xs_world_config* cfg) {
   XSI_ARG(out != NULL, "out is NULL");
   *out = NULL;
@@ -197,12 +200,17 @@ xs_result xs_world_create_local(xs_world** out, const xs_world_config* cfg) {
   for (int i = 0; i < n; i++) {
     XSI_CUDA_GOTO(cudaSetDevice(i), res, fail);
     for (int j = 0; j < n; j++) {
-      if (j == i) continue;
+      if (j == i || g_peer_on[i][j]) continue;
+      /* NOTE: peer access stays enabled for the process (another part of it may rely on it
+       * by now), so a later local world skips the pairs this one enabled instead of asking
+       * again: the repeated call fails with cudaErrorPeerAccessAlreadyEnabled, harmless but
+       * reported as an API error by compute-sanitizer (session 8, two worlds in one process). */
       cudaError_t e = cudaDeviceEnablePeerAccess(j, 0);
       if (e == cudaErrorPeerAccessAlreadyEnabled)
         cudaGetLastError();
       else
         XSI_CUDA_GOTO(e, res, fail);
+      g_peer_on[i][j] = 1;
     }
     XSI_CHECK_GOTO(alloc_rank(w, i, i, 1), res, fail);
     XSI_CHECK_GOTO(xsi_target_init(w, &w->target[i], i, i, 1), res, fail);
@@ -305,6 +313,16 @@ xs_result xs_world_info_get(xs_world_info* out, const xs_world* w) {
   out->heap_used = w->heap.bytes_used;
   xsi_heap_stats(&w->heap, &out->heap_free, &out->heap_largest_free);
   out->timeout_ns = w->timeout_ns;
+  out->host_atomics = 1;
+  for (int i = 0; i < w->ntargets; i++) {
+    int a = 0;
+    if (cudaDeviceGetAttribute(&a, cudaDevAttrHostNativeAtomicSupported, w->target[i].device) !=
+        cudaSuccess) {
+      cudaGetLastError();
+      a = 0;
+    }
+    out->host_atomics = out->host_atomics && a;
+  }
   return XS_OK;
 }
 

@@ -72,9 +72,12 @@ static __host__ __device__ inline uint32_t tw_word(uint32_t seed, uint32_t rank,
 
 /* All-gather: every rank's `mine` (n bytes) lands in all[r * n] on every rank. Each CTA of a
  * rank stores its share to every peer, then adds 1 to each peer's `arrived` (release); a rank
- * is done when W * blocks_per_rank arrivals are in (acquire). */
+ * is done when W * blocks_per_rank arrivals are in (acquire). With `per_sender` (host-mapped
+ * heaps of GPUs without atomics on host memory: xs_world_info.host_atomics) CTA b of rank r
+ * instead sets arrived[r * bpr + b] to 1 on each peer (one writer per word, no atomic), and a
+ * rank waits for all W * bpr words. */
 static __global__ void tw_all_gather_kernel(xs_team team, int bpr, const char* mine, char* all,
-                                            size_t n, uint64_t* arrived) {
+                                            size_t n, uint64_t* arrived, int per_sender) {
   xs_team me = xs_team_for_block(&team, bpr);
   int blk = xs_team_block(bpr);
   size_t share = (n / 16 + (size_t)bpr - 1) / (size_t)bpr * 16;
@@ -82,9 +85,16 @@ static __global__ void tw_all_gather_kernel(xs_team team, int bpr, const char* m
   const char* src = (const char*)xs_ptr_local(&me, mine);
   for (int p = 0; p < me.size; p++) {
     if (lo < hi) xs_put_tile_block(&me, p, all + (size_t)me.rank * n + lo, src + lo, hi - lo);
-    xs_signal_block(&me, p, arrived, 1, XS_SIGNAL_ADD);
+    if (per_sender)
+      xs_signal_block(&me, p, arrived + me.rank * bpr + blk, 1, XS_SIGNAL_SET);
+    else
+      xs_signal_block(&me, p, arrived, 1, XS_SIGNAL_ADD);
   }
-  xs_wait_until_block(&me, arrived, XS_CMP_GE, (uint64_t)me.size * (uint64_t)bpr, 100);
+  if (per_sender)
+    for (int i = 0; i < me.size * bpr; i++)
+      xs_wait_until_block(&me, arrived + i, XS_CMP_GE, 1, 100);
+  else
+    xs_wait_until_block(&me, arrived, XS_CMP_GE, (uint64_t)me.size * (uint64_t)bpr, 100);
 }
 
 /* All-to-all: block j of rank r's `send` goes to slot r of rank j's `recv` (n bytes each); one
@@ -177,20 +187,23 @@ static inline int tw_run_collectives(xs_world* w, size_t n, int bpr, uint32_t se
   void *mine, *all, *arrived, *send, *recv, *flag;
   TW_CHECK(xs_malloc(&mine, w, n, 0));
   TW_CHECK(xs_malloc(&all, w, n * (size_t)W, 0));
-  TW_CHECK(xs_malloc(&arrived, w, 8, 0));
+  const size_t arrived_bytes = 8 * (size_t)W * (size_t)bpr;
+  /* ADD counters need atomics at the destination (device.cuh XS_SIGNAL_ADD) */
+  const int per_sender = info.mem == XS_MEM_HOST_MAPPED && !info.host_atomics;
+  TW_CHECK(xs_malloc(&arrived, w, arrived_bytes, 0));
   TW_CHECK(xs_malloc(&send, w, n * (size_t)W, 0));
   TW_CHECK(xs_malloc(&recv, w, n * (size_t)W, 4096));
   TW_CHECK(xs_malloc(&flag, w, 8 * (size_t)W, 0));
   if (tw_fill(w, mine, n, n, seed) || tw_fill(w, send, n * (size_t)W, n, seed)) return 1;
   TW_CHECK(xs_world_memset(w, all, 0xA5, n * (size_t)W)); /* poison */
   TW_CHECK(xs_world_memset(w, recv, 0x5A, n * (size_t)W));
-  TW_CHECK(xs_world_memset(w, arrived, 0, 8));
+  TW_CHECK(xs_world_memset(w, arrived, 0, arrived_bytes));
   TW_CHECK(xs_world_memset(w, flag, 0, 8 * (size_t)W));
   TW_CHECK(xs_world_barrier(w)); /* every rank's inputs are ready before any peer writes */
   xs_launch_plan plan;
   TW_CHECK(xs_world_launch_plan(&plan, w, (const void*)tw_all_gather_kernel, 256, 0, bpr));
   TW_LAUNCH(plan, tw_all_gather_kernel, 256, bpr, (const char*)mine, (char*)all, n,
-            (uint64_t*)arrived);
+            (uint64_t*)arrived, per_sender);
   TW_CHECK(xs_world_launch_plan(&plan, w, (const void*)tw_all_to_all_kernel, 32 * W, 0, 1));
   TW_LAUNCH(plan, tw_all_to_all_kernel, 32 * W, (const char*)send, (char*)recv, n, (uint64_t*)flag,
             (uint64_t)7);
