@@ -92,6 +92,18 @@ const char* const* xs_profile_default_names(void) { return g_names; }
 
 static void set_str(char* dst, size_t cap, const char* s) { snprintf(dst, cap, "%s", s); }
 
+/* A calibrated fit's tables over K (the knee points q_k): the stage's room Q(K), the burst room
+ * Qb(K), the drain rate R(K), the relaxing room Qr(K) and X0(K) (docs/model.md §12). */
+static void set_k_tables(xs_link_profile* p, int n, const double* qk, const double* qb,
+                         const double* qr, const double* rk, const double* qx, const double* x0) {
+  p->nq = n;
+  p->has_q_burst = p->has_r_k = p->has_relax = 1;
+  for (int i = 0; i < n; i++) {
+    p->q_k[i] = qk[i], p->q_bytes[i] = qb[i], p->q_burst_bytes[i] = qr[i];
+    p->r_k[i] = rk[i], p->q_relax_bytes[i] = qx[i], p->relax_bytes[i] = x0[i];
+  }
+}
+
 xs_result xs_profile_default(xs_link_profile* out, const char* name) {
   XSI_ARG(out != NULL, "out is NULL");
   XSI_ARG(name != NULL, "profile name is NULL");
@@ -109,7 +121,6 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
     p.r_cta = 53.75586839853194;
     p.r_cap = 5991.683066997314;
     p.R = 54.75196867372435; /* R(8); the drain rate per K is r_k */
-    p.nq = 5;
     static const double qk[5] = {8, 16, 32, 64, 132};
     static const double qb[5] = {911093.6939011073, 1185586.6807309594, 2227013.598230251,
                                  2994640.9796397453, 3712192.629466403};
@@ -123,11 +134,7 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
                                  497232.94762135524, 1638060.901795004};
     static const double x0[5] = {645117.7345516267, 869685.0260956715, 1383214.6413938722,
                                  2532494.295107074, 833023.0782259583};
-    p.has_q_burst = p.has_r_k = p.has_relax = 1;
-    for (int i = 0; i < 5; i++) {
-      p.q_k[i] = qk[i], p.q_bytes[i] = qb[i], p.q_burst_bytes[i] = qr[i];
-      p.r_k[i] = rk[i], p.q_relax_bytes[i] = qx[i], p.relax_bytes[i] = x0[i];
-    }
+    set_k_tables(&p, 5, qk, qb, qr, rk, qx, x0);
     p.unfair_mean = 0.8305335625803394;
     p.calibrated = 1;
     set_str(p.transport, sizeof p.transport, "host");
@@ -178,7 +185,6 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
     p.r_cta = 62.0802257897865;
     p.r_cap = 7782.250549298068;
     p.R = 378.1680577237011; /* R(8); the drain rate per K is r_k */
-    p.nq = 5;
     static const double qk[5] = {8, 16, 32, 64, 132};
     static const double qb[5] = {43119.89992865975, 332129.76229308, 575398.1684153775,
                                  1168528.328146687, 1863381.3668213724};
@@ -190,11 +196,7 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name) {
                                  182708.12362664475, 342580.63238474773};
     static const double x0[5] = {556898131.7571402, 859561.928133882, 411430.37131262134,
                                  876018.832659961, 1513322.9616352932};
-    p.has_q_burst = p.has_r_k = p.has_relax = 1;
-    for (int i = 0; i < 5; i++) {
-      p.q_k[i] = qk[i], p.q_bytes[i] = qb[i], p.q_burst_bytes[i] = qr[i];
-      p.r_k[i] = rk[i], p.q_relax_bytes[i] = qx[i], p.relax_bytes[i] = x0[i];
-    }
+    set_k_tables(&p, 5, qk, qb, qr, rk, qx, x0);
     p.unfair_mean = 0.7479168431999277;
     p.calibrated = 1;
     set_str(p.transport, sizeof p.transport, "peer:1");
