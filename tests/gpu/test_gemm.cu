@@ -227,6 +227,13 @@ done:
   return ok;
 }
 
+/* run_one for every problem of `ps` with every variant of `vs`. */
+static void run_each(const problem* ps, int np, const variant* vs, int nv, const char* tag) {
+  for (int i = 0; i < np; i++)
+    for (int k = 0; k < nv; k++)
+      run_one(&ps[i], &vs[k], tag);
+}
+
 /* Balanced MoE counts: 8 experts with 128 or 512 tokens each. */
 static const int32_t k_t128[8] = {128, 128, 128, 128, 128, 128, 128, 128};
 static const int32_t k_t512[8] = {512, 512, 512, 512, 512, 512, 512, 512};
@@ -405,14 +412,12 @@ static void test_v7_small_rows(void) {
       {XS_GEMM_GROUPED_MASKED, 64, 320, 1000, 6, c64, 0},
       {XS_GEMM_DENSE, 48, 640, 712, 0, NULL, 0},
   };
-  for (int i = 0; i < 5; i++) {
-    variant s6 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 6};
-    variant s4 = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1, 4};
-    variant s2 = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 2};
-    run_one(&split[i], &s6, "v7split");
-    run_one(&split[i], &s4, "v7split");
-    run_one(&split[i], &s2, "v7split");
-  }
+  const variant on_ctas[3] = {
+      {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 6},
+      {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 2, 0, 1, 4},
+      {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 2},
+  };
+  run_each(split, 5, on_ctas, 3, "v7split");
   /* The MoE shapes at 16 tokens per expert (the bench's T=16 cases), balanced and skewed, and
    * v7 on the layouts AUTO does not give it (contiguous; masked with 128 rows). */
   static const int32_t bal[8] = {16, 16, 16, 16, 16, 16, 16, 16};
@@ -427,14 +432,12 @@ static void test_v7_small_rows(void) {
       {XS_GEMM_GROUPED_MASKED, 128, 1040, 520, 4, wide, 1},
       {XS_GEMM_GROUPED_CONTIG, 0, 272, 200, 6, cc, 1},
   };
-  for (int i = 0; i < 6; i++) {
-    variant a = {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0};
-    variant f = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0};
-    variant m = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 4, 0, 1, 5};
-    run_one(&moe[i], &a, "v7moe");
-    run_one(&moe[i], &f, "v7moe");
-    run_one(&moe[i], &m, "v7moe");
-  }
+  const variant moe_variants[3] = {
+      {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0},
+      {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0},
+      {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 4, 0, 1, 5},
+  };
+  run_each(moe, 6, moe_variants, 3, "v7moe");
 }
 
 /* The version AUTO resolves to (xs_gemm_tiles), and its tile. */
