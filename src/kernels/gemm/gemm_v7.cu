@@ -369,6 +369,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
             k == k0 && spec && t.g == g_guess && t.mb == 0 && t.nb == nb_guess ? spec : kb_lo;
         issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, kb_hi);
       };
+      /* NOTE: the consumer's items below, written separately: one item helper shared by both
+       * loops left v9's traced producer (40 registers) with a 4-byte spill (session 8). */
       for (int k = k0; k < positions; k += step) /* the split tile: stream 0's first half */
         load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
       if (st == 1 && split_k >= 0) load_tile(split_k, k_blocks / 2, k_blocks); /* the rest */
