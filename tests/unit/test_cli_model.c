@@ -16,9 +16,11 @@
 static char g_bin[4096], g_dir[256], g_out[1 << 16];
 
 /* Run `xstage <args>` with stdout+stderr captured into g_out; returns the exit code. */
-static int xs(const char* args) {
+/* Run `xstage ARGS` in g_dir; stdout (and stderr unless stdout_only) into g_out; exit status. */
+static int xs_capture(const char* args, int stdout_only) {
   char cmd[8192];
-  snprintf(cmd, sizeof cmd, "cd %s && %s %s 2>&1", g_dir, g_bin, args);
+  snprintf(cmd, sizeof cmd, "cd %s && %s %s %s", g_dir, g_bin, args,
+           stdout_only ? "2>/dev/null" : "2>&1");
   FILE* p = popen(cmd, "r");
   if (!p) return -1;
   size_t n = fread(g_out, 1, sizeof g_out - 1, p);
@@ -26,6 +28,10 @@ static int xs(const char* args) {
   int st = pclose(p);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+static int xs(const char* args) { return xs_capture(args, 0); }
+/* For --json: the JSON is stdout alone (progress, e.g. `run`'s calibration on a GPU machine,
+ * goes to stderr). */
+static int xs_json(const char* args) { return xs_capture(args, 1); }
 
 static int exists(const char* name) {
   char path[512];
@@ -75,7 +81,7 @@ static void test_fit_cli(void) {
   XT_CHECK(xs_profile_read(&p, path) == XS_OK);
   XT_EQ_INT(p.calibrated, 1);
   XT_NEAR(p.R, 52, 0.03);
-  XT_EQ_INT(xs("model fit good.csv -o p2.json --json"), 0);
+  XT_EQ_INT(xs_json("model fit good.csv -o p2.json --json"), 0);
   xsi_json* js = NULL;
   XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
   XT_CHECK(js && xsi_json_get(js, "report") && xsi_json_get(js, "profile"));
@@ -92,7 +98,7 @@ static void test_predict_cli(void) {
   XT_EQ_INT(xs("model predict --profile nothere.json"), 1);
   XT_EQ_INT(xs("model predict --profile h200-nvlink --K 32 --V 4MB --G 10us --bursts 4"), 0);
   XT_CHECK(strstr(g_out, "steady state") != NULL);
-  XT_EQ_INT(xs("model predict --seq 1MB:0,4MB:20us,64KB:1ms --json"), 0);
+  XT_EQ_INT(xs_json("model predict --seq 1MB:0,4MB:20us,64KB:1ms --json"), 0);
   xsi_json* js = NULL;
   XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
   const xsi_json* b = js ? xsi_json_get(js, "bursts") : NULL;
@@ -113,7 +119,7 @@ static void test_predict_cli(void) {
 static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("plan"), 2);
   XT_EQ_INT(xs("plan bogus"), 2);
-  XT_EQ_INT(xs("plan min-gap --K 16 --V 1MB --json"), 0);
+  XT_EQ_INT(xs_json("plan min-gap --K 16 --V 1MB --json"), 0);
   xsi_json* js = NULL;
   double g = 0, want;
   XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
@@ -134,7 +140,7 @@ static void test_plan_run_cli(void) {
            strstr(g_out, "peer:1, st.global.v4; calibrated") && !strstr(g_out, "NOT calibrated") &&
            strstr(g_out, "moe-deepseek-v3") &&
            strstr(g_out, "ulysses-hunyuan-720p") && strstr(g_out, "Ulysses all-to-all"));
-  XT_EQ_INT(xs("run --json"), 0);
+  XT_EQ_INT(xs_json("run --json"), 0);
   js = NULL;
   XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
   const xsi_json* pr = js ? xsi_json_get(js, "profiles") : NULL;
