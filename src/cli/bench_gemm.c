@@ -16,10 +16,10 @@
 
 /* Rows per case: the dense long shapes have up to 28 (cuBLAS, v1-v6, v8, v11-v13, AUTO and AUTO
  * with PDL, bands 4 and 16, hooks v2-v6, v8, v11-v13, cuBLAS and AUTO alone; hook rows are
- * dropped first when they do not fit), a grouped case up to 26 (three cuBLAS baselines, v1,
- * contig and masked v2-v4, v6, v8, v11-v13, AUTO on both with and without PDL, two contig
- * bands). */
-#define MAX_ROWS 28
+ * dropped first when they do not fit), a grouped case up to 30 (six cuBLAS baselines: dense,
+ * loop, strided- and grouped-batched, both again followed by SiLU*mul; v1, contig and masked
+ * v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL, two contig bands). */
+#define MAX_ROWS 32
 
 typedef struct summary_line {
   char name[96];
@@ -31,6 +31,7 @@ typedef struct summary_line {
   double pad;            /* grouped: contiguous padding, %; NAN for dense */
   double target;         /* ratio to reach (0: none for this case) */
   int need_loop;         /* grouped: must also beat the cuBLAS loop */
+  xsg_bench_vs vs;       /* grouped: AUTO against cuBLAS's batched paths (NAN: not run) */
   char best_name[40], auto_name[40];
   int valid; /* every checked row of ours passed */
 } summary_line;
@@ -78,10 +79,23 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
                     summary_line* s) {
   xsg_bench_row rows[MAX_ROWS];
   int n = 0;
-  char detail[512];
-  xs_result res = xsg_bench_run(rows, MAX_ROWS, &n, detail, sizeof detail, c);
+  char detail[1536];
+  xsg_bench_vs vs;
+  xs_result res = xsg_bench_run(rows, MAX_ROWS, &n, detail, sizeof detail, c, &vs);
   print_case(title, detail, rows, n, json, first_json);
+  if (json && c->grouped && res == XS_OK) {
+    /* One object per grouped case: AUTO against cuBLAS's batched paths (null: not run). */
+    const double v[4] = {vs.strided, vs.grouped, vs.strided_unfused, vs.grouped_unfused};
+    const char* k[4] = {"vs_strided", "vs_grouped", "vs_strided_unfused", "vs_grouped_unfused"};
+    printf("%s  {\"case\": \"%s\", \"kernel\": \"auto vs cublas batched\"",
+           *first_json ? "" : ",\n", title);
+    for (int i = 0; i < 4; i++)
+      isnan(v[i]) ? printf(", \"%s\": null", k[i]) : printf(", \"%s\": %.4f", k[i], v[i]);
+    printf("}");
+    *first_json = 0;
+  }
   memset(s, 0, sizeof *s);
+  s->vs = vs;
   snprintf(s->name, sizeof s->name, "%s", title);
   /* Targets (issue 5). Grouped: >= 0.80 of cuBLAS dense from 256 tokens per expert, and
    * faster than the cuBLAS loop everywhere. */
@@ -229,10 +243,14 @@ int cli_bench_gemm(int argc, char** argv) {
   printf("\n# summary: ratios are medians of per-round ratios, cuBLAS and ours timed interleaved;"
          " TFLOP/s are median times.\n# verdict on AUTO's pick (grouped: the better layout);"
          " grouped: cuBLAS = one dense GEMM of the same total size, pad = contiguous padding\n"
-         "# rows (counted as no work), a/cuBL+pad = the ratio with them counted\n");
-  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %s\n", "case", "cuBLAS", "best",
-         "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%", "a/cu+pad", "target", "verdict",
-         "valid");
+         "# rows (counted as no work), a/cuBL+pad = the ratio with them counted; a/strd, a/grpd:"
+         " AUTO against cuBLAS strided-\n# and grouped-batched (GEMM only), a/unf: against the"
+         " faster of them followed by a SiLU*mul kernel (> 1: ours faster)\n");
+  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %6s %6s\n", "case",
+         "cuBLAS", "best", "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%", "a/cu+pad",
+         "target", "verdict", "valid", "a/strd", "a/grpd", "a/unf");
+  /* AUTO against cuBLAS's batched paths: cases where it is faster, of those where each ran. */
+  int faster[3] = {0, 0, 0}, ran[3] = {0, 0, 0};
   for (int i = 0; i < ns; i++) {
     const summary_line* s = &sum[i];
     const int met = s->a_ratio >= s->target && (!s->need_loop || s->a_loop > 1.0);
@@ -243,9 +261,27 @@ int cli_bench_gemm(int argc, char** argv) {
     if (!isnan(s->pad) && s->pad < 100)
       snprintf(padr, sizeof padr, "%.3f", s->a_ratio / (1.0 - s->pad / 100.0));
     if (!isnan(s->a_loop)) snprintf(loop, sizeof loop, "%.3f", s->a_loop);
-    printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %s\n", s->name,
-           s->base, s->best, s->ratio, s->auto_name, s->autov, s->a_ratio, loop, pad, padr, target,
-           verdict, s->valid ? "yes" : "NO");
+    /* the unfused path: the faster of the two (the lower ratio) */
+    const double unf = isnan(s->vs.strided_unfused) ? s->vs.grouped_unfused
+                       : isnan(s->vs.grouped_unfused)
+                           ? s->vs.strided_unfused
+                           : fmin(s->vs.strided_unfused, s->vs.grouped_unfused);
+    const double v[3] = {s->vs.strided, s->vs.grouped, unf};
+    char vt[3][16];
+    for (int k = 0; k < 3; k++) {
+      snprintf(vt[k], sizeof vt[k], isnan(v[k]) ? "-" : "%.3f", v[k]);
+      if (!s->valid || isnan(v[k])) continue;
+      ran[k]++;
+      faster[k] += v[k] > 1.0;
+    }
+    printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %6s %6s\n",
+           s->name, s->base, s->best, s->ratio, s->auto_name, s->autov, s->a_ratio, loop, pad, padr,
+           target, verdict, s->valid ? "yes" : "NO", vt[0], vt[1], vt[2]);
   }
+  if (ran[0] + ran[1] + ran[2])
+    printf("# AUTO (its better layout) faster than cuBLAS: strided-batched (GEMM only) in %d of %d "
+           "cases, grouped-batched (GEMM only) in %d of %d, the unfused path (the faster batched "
+           "GEMM, then a SiLU*mul kernel) in %d of %d\n",
+           faster[0], ran[0], faster[1], ran[1], faster[2], ran[2]);
   return fails ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 /* bench.cu — the GEMM benchmark (see bench.h): dense shapes against cublasGemmEx, grouped MoE
- * shapes against a loop of cuBLAS calls, cublasGemmStridedBatchedEx (balanced counts) and one
- * dense cuBLAS GEMM of the same total size. Every version is validated before it is timed.
+ * shapes against a loop of cuBLAS calls, cublasGemmStridedBatchedEx (balanced counts),
+ * cublasGemmGroupedBatchedEx (any counts), one dense cuBLAS GEMM of the same total size and, with
+ * SiLU*mul, the unfused path (each batched GEMM followed by a SiLU*mul kernel). Every version is
+ * validated before it is timed, and so is every baseline whose output the reference covers.
  *
  * Timing: all rows of a case (cuBLAS and ours) are timed INTERLEAVED: after a warm-up, each
  * round runs one batch of every row, in an order rotated by one per round, and a row's ratio
@@ -11,13 +13,15 @@
  * the 2-CTA-cluster kernel, from 128 tokens per expert) and AUTO's pick per layout; balanced
  * ones end their detail line with our rows against cublasGemmStridedBatchedEx (AUTO per layout
  * and the best row; the strided-batched output is validated like our rows when there is no
- * SiLU*mul). Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile streams with
- * 128-token tiles, explicit only) is timed on the two smaller dense cases. v11, v12 and v13 (v3
- * with a deferred / register-direct / slot-staged epilogue, explicit only) are timed on every case,
- * in place of v10 (measured in run 11); grouped cases add AUTO's contiguous pick with raster bands
- * 4 and 16.
+ * SiLU*mul), every case against cublasGemmGroupedBatchedEx and, with SiLU*mul, the unfused paths.
+ * Dense cases time v8 (plain and hook) when M >= 256. v9 (v7's two tile streams with 128-token
+ * tiles, explicit only) is timed on the two smaller dense cases. v11, v12 and v13 (v3 with a
+ * deferred / register-direct / slot-staged epilogue, explicit only) are timed on every case, in
+ * place of v10 (measured in run 11); grouped cases add AUTO's contiguous pick with raster bands 4
+ * and 16.
  */
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +47,7 @@ struct bench {
   int max_rows, n = 0;
   double flops = 0;
   int reps = 0;
-  void* allocs[16] = {};
+  void* allocs[24] = {};
   int nallocs = 0;
 };
 
@@ -53,7 +57,7 @@ xs_result cuda_ok(cudaError_t e, const char* what) {
 }
 
 xs_result alloc(bench* b, void** p, size_t bytes) {
-  XSI_ARG(b->nallocs < 16, "gemm bench: too many buffers");
+  XSI_ARG(b->nallocs < 24, "gemm bench: too many buffers");
   XSI_CHECK(cuda_ok(cudaMalloc(p, bytes ? bytes : 16), "cudaMalloc"));
   b->allocs[b->nallocs++] = *p;
   return XS_OK;
@@ -251,6 +255,16 @@ xsg_bench_row* check(bench* b, const char* name, std::function<xs_result()> run,
   if (res == XS_OK && fns) fns->push_back(timed_fn{run, r, 1, {}});
   cudaGetLastError(); /* a failed row leaves no sticky launch error behind for the next */
   return r;
+}
+
+/* A baseline checked by check(): keep it in `fns` (return its index) only if its output passed;
+ * else drop it from the timing (-1): a ratio against a wrong baseline means nothing. */
+int keep_checked(std::vector<timed_fn>& fns, size_t before) {
+  if (fns.size() <= before) return -1;
+  const xsg_bench_row* r = fns.back().row;
+  if (r->wrong == 0 && r->rel_err < 1e-2) return (int)fns.size() - 1;
+  fns.pop_back();
+  return -1;
 }
 
 /* A row timed on its own after the interleaved rounds (v1, the slow SIMT reference: one of its
@@ -508,7 +522,63 @@ void expert_counts(int32_t* counts, const xsg_bench_case* c) {
     counts[e]++;
 }
 
-xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl) {
+/* The unfused path's second kernel (a baseline, not the library's): out[r, c] = silu(g) * u with
+ * g = full[r, c], u = full[r, c + I], bf16 in, fp32 math, bf16 out (round to nearest), over the
+ * rows of each expert e = blockIdx.y: rows offsets[e] .. offsets[e] + counts[e] (offsets NULL:
+ * e * stride ..). One kernel reading each input once and writing each output once (vLLM's
+ * silu_and_mul does the same); VEC: 8 columns per thread through 16-byte loads (I % 8 == 0). */
+template <bool VEC>
+__global__ void silu_mul_bf16(uint16_t* out, const uint16_t* full, const int32_t* offsets,
+                              const int32_t* counts, int stride, int I) {
+  const int e = blockIdx.y;
+  const int64_t row0 = offsets ? offsets[e] : (int64_t)e * stride;
+  const int per_row = VEC ? I / 8 : I;
+  const int64_t n = (int64_t)counts[e] * per_row;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    const int64_t r = row0 + i / per_row;
+    const int c = (int)(i % per_row) * (VEC ? 8 : 1);
+    const uint16_t* g = full + r * 2 * I + c;
+    uint16_t* o = out + r * I + c;
+    if (VEC) {
+      const uint4 gv = *(const uint4*)g, uv = *(const uint4*)(g + I);
+      const uint32_t gw[4] = {gv.x, gv.y, gv.z, gv.w}, uw[4] = {uv.x, uv.y, uv.z, uv.w};
+      uint32_t ow[4];
+      for (int j = 0; j < 4; j++) {
+        const float g0 = __uint_as_float(gw[j] << 16), g1 = __uint_as_float(gw[j] & 0xffff0000u);
+        const float u0 = __uint_as_float(uw[j] << 16), u1 = __uint_as_float(uw[j] & 0xffff0000u);
+        const float o0 = g0 / (1.0f + __expf(-g0)) * u0, o1 = g1 / (1.0f + __expf(-g1)) * u1;
+        ow[j] = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(o0)) |
+                (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(o1)) << 16;
+      }
+      *(uint4*)o = make_uint4(ow[0], ow[1], ow[2], ow[3]);
+    } else {
+      const float gf = __uint_as_float((uint32_t)g[0] << 16);
+      const float uf = __uint_as_float((uint32_t)g[I] << 16);
+      o[0] = __bfloat16_as_ushort(__float2bfloat16_rn(gf / (1.0f + __expf(-gf)) * uf));
+    }
+  }
+}
+
+/* Launch silu_mul_bf16 over E experts of at most max_count rows each. */
+xs_result silu_mul_rows(void* out, const void* full, const void* offsets, const void* counts,
+                        int stride, int E, int max_count, int I) {
+  const int vec = I % 8 == 0;
+  const int64_t per_expert = (int64_t)max_count * (vec ? I / 8 : I);
+  int bx = (int)((per_expert + 255) / 256);
+  bx = bx < 1 ? 1 : bx > 1024 ? 1024 : bx;
+  const dim3 grid((unsigned)bx, (unsigned)E);
+  if (vec)
+    silu_mul_bf16<true><<<grid, 256>>>((uint16_t*)out, (const uint16_t*)full,
+                                       (const int32_t*)offsets, (const int32_t*)counts, stride, I);
+  else
+    silu_mul_bf16<false><<<grid, 256>>>((uint16_t*)out, (const uint16_t*)full,
+                                        (const int32_t*)offsets, (const int32_t*)counts, stride, I);
+  return cuda_ok(cudaGetLastError(), "silu_mul_bf16 launch");
+}
+
+xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl,
+                       xsg_bench_vs* vs) {
   const int E = c->experts, N = c->N, K = c->K, n_out = c->silu ? N / 2 : N;
   int32_t* counts = (int32_t*)calloc((size_t)E, 4);
   int32_t* offsets = (int32_t*)calloc((size_t)E + 1, 4);
@@ -596,9 +666,14 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                          1,
                          {}});
   const uint8_t *sc = (const uint8_t*)state_c, *sm = (const uint8_t*)state_m;
+  /* Indices in fns of the cuBLAS batched paths (-1: not run): strided-batched (balanced counts
+   * only), grouped-batched (any counts), and with SiLU*mul each followed by silu_mul_bf16 (the
+   * unfused path a caller of cuBLAS runs). A path that fails its check is not timed. */
+  int i_sb = -1, i_gb = -1, i_sbu = -1, i_gbu = -1;
+  std::function<xs_result()> batched;
   if (!c->zipf) {
     const int mm = max_m;
-    std::function<xs_result()> batched = [=]() {
+    batched = [=]() {
       const float one = 1.0f, zero = 0.0f;
       cublasStatus_t s = cublasGemmStridedBatchedEx(
           b->blas, CUBLAS_OP_T, CUBLAS_OP_N, N, mm, K, &one, B, CUDA_R_16BF, K, (long long)N * K,
@@ -613,11 +688,138 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
        * same fp32 reference as our rows before it is timed (a baseline is checked too). */
       const size_t before = fns.size();
       check(b, "cublas strided batched", batched, Cb, ref_m, sm, rows_m, N, &fns);
-      XSI_ARG(fns.size() == before + 1, "gemm bench: the cuBLAS strided-batched row failed");
+      XSI_ARG(keep_checked(fns, before) >= 0, "gemm bench: the cuBLAS strided-batched row failed");
     } else {
       fns.push_back(timed_fn{batched, add_row(b, "cublas strided batched"), 1, {}});
     }
+    i_sb = (int)fns.size() - 1;
   }
+  /* cublasGemmGroupedBatchedEx, one group per expert with tokens, on the layout a caller of
+   * cuBLAS has: the experts' rows packed without padding (g_off), activations Ag [total, K] (the
+   * contiguous layout's rows, copied), output [total, N] in Cb, pointer arrays in device memory.
+   * Checked against the contiguous reference's rows packed the same way (ref_g, state_g; the
+   * contiguous layout's padding rows are work there and are checked, so cuBLAS, which skips
+   * them, cannot run on it). */
+  int32_t* g_off = (int32_t*)calloc((size_t)E + 1, 4);
+  void *Ag = NULL, *d_goff = NULL, *state_g = NULL;
+  float* ref_g = NULL;
+  const void** d_ptr = NULL;
+  int ng = 0;
+  if (!g_off) res = xsi_set_error(XS_ERR_NO_MEMORY, "gemm bench: host offsets");
+  for (int e = 0; res == XS_OK && e < E; e++) {
+    g_off[e + 1] = g_off[e] + counts[e];
+    ng += counts[e] > 0;
+  }
+  /* With SiLU*mul the unfused paths store gate and up in bf16 before the activation: their
+   * reference rounds them too (ref_m2; ref_g from ref_c2), so a baseline is held to the bound
+   * of what it computes. The fused rows keep the fp32 reference. */
+  float *ref_m2 = NULL, *ref_c2 = NULL;
+  if (res == XS_OK && c->silu) res = alloc(b, (void**)&ref_m2, (size_t)rows_m * n_out * 4);
+  if (res == XS_OK && c->silu) res = alloc(b, (void**)&ref_c2, (size_t)rows_c * n_out * 4);
+  if (res == XS_OK && c->silu)
+    res = xsg_reference(ref_m2, scratch, &am, XSG_SILU_ROUNDED, offsets, counts, b->blas);
+  if (res == XS_OK && c->silu)
+    res = xsg_reference(ref_c2, scratch, &ac, XSG_SILU_ROUNDED, offsets, counts, b->blas);
+  const float* ref_pack = c->silu ? ref_c2 : ref_c;
+  if (res == XS_OK) res = alloc(b, &Ag, (size_t)total * K * 2);
+  if (res == XS_OK) res = alloc(b, (void**)&ref_g, (size_t)total * n_out * 4);
+  if (res == XS_OK) res = alloc(b, &state_g, (size_t)total);
+  if (res == XS_OK) res = alloc(b, &d_goff, (size_t)(E + 1) * 4);
+  if (res == XS_OK) res = alloc(b, (void**)&d_ptr, sizeof(void*) * 3 * (size_t)(ng ? ng : 1));
+  if (res == XS_OK) res = cuda_ok(cudaMemset(state_g, XSG_ROW_CHECK, (size_t)total), "memset");
+  if (res == XS_OK)
+    res = cuda_ok(cudaMemcpy(d_goff, g_off, (E + 1) * 4, cudaMemcpyHostToDevice), "upload");
+  for (int e = 0; res == XS_OK && e < E; e++) {
+    if (counts[e] <= 0) continue;
+    res = cuda_ok(cudaMemcpy((uint16_t*)Ag + (int64_t)g_off[e] * K,
+                             (const uint16_t*)Ac + (int64_t)offsets[e] * K,
+                             (size_t)counts[e] * K * 2, cudaMemcpyDeviceToDevice),
+                  "pack activations");
+    if (res == XS_OK)
+      res = cuda_ok(cudaMemcpy(ref_g + (int64_t)g_off[e] * n_out,
+                               ref_pack + (int64_t)offsets[e] * n_out,
+                               (size_t)counts[e] * n_out * 4, cudaMemcpyDeviceToDevice),
+                    "pack reference");
+  }
+  std::function<xs_result()> grouped;
+  if (res == XS_OK && ng > 0) {
+    std::vector<int> gm, gn, gk, gld_a, gld_c, gsize;
+    std::vector<cublasOperation_t> ta, tb;
+    std::vector<float> alpha, beta;
+    std::vector<const void*> h_ptr;
+    for (int pass = 0; pass < 3; pass++) /* weights, then activations, then outputs */
+      for (int e = 0; e < E; e++) {
+        if (counts[e] <= 0) continue;
+        if (pass == 0) {
+          h_ptr.push_back((const uint16_t*)B + (int64_t)e * N * K);
+          gm.push_back(N), gn.push_back(counts[e]), gk.push_back(K), gld_a.push_back(K);
+          gld_c.push_back(N), gsize.push_back(1), ta.push_back(CUBLAS_OP_T);
+          tb.push_back(CUBLAS_OP_N), alpha.push_back(1.0f), beta.push_back(0.0f);
+        } else if (pass == 1) {
+          h_ptr.push_back((const uint16_t*)Ag + (int64_t)g_off[e] * K);
+        } else {
+          h_ptr.push_back((const uint16_t*)Cb + (int64_t)g_off[e] * N);
+        }
+      }
+    res = cuda_ok(cudaMemcpy(d_ptr, h_ptr.data(), sizeof(void*) * 3 * ng, cudaMemcpyHostToDevice),
+                  "upload");
+    grouped = [=]() {
+      cublasStatus_t s = cublasGemmGroupedBatchedEx(
+          b->blas, ta.data(), tb.data(), gm.data(), gn.data(), gk.data(), alpha.data(), d_ptr,
+          CUDA_R_16BF, gld_a.data(), d_ptr + ng, CUDA_R_16BF, gld_a.data(), beta.data(),
+          (void* const*)(d_ptr + 2 * ng), CUDA_R_16BF, gld_c.data(), ng, gsize.data(),
+          CUBLAS_COMPUTE_32F);
+      return s == CUBLAS_STATUS_SUCCESS
+                 ? XS_OK
+                 : xsi_set_error(XS_ERR_CUDA, "cublasGemmGroupedBatchedEx: status %d", (int)s);
+    };
+    if (res == XS_OK && !c->silu) {
+      const size_t before = fns.size();
+      check(b, "cublas grouped batched", grouped, Cb, ref_g, (const uint8_t*)state_g, total, N,
+            &fns);
+      i_gb = keep_checked(fns, before);
+    } else if (res == XS_OK) {
+      xsg_bench_row* r = add_row(b, "cublas grouped batched");
+      if (r) fns.push_back(timed_fn{grouped, r, 1, {}}), i_gb = (int)fns.size() - 1;
+    }
+  }
+  free(g_off);
+  if (res != XS_OK) {
+    free(counts);
+    free(offsets);
+    return res;
+  }
+  if (c->silu && res == XS_OK) {
+    /* The unfused paths: the batched GEMM, then silu_mul_bf16 on its output. Checked against
+     * the SiLU*mul reference like our rows (this also checks the GEMM-only rows' output). */
+    const int I = n_out, mm = max_m;
+    const void* d_cnt_c = d_cnt;
+    if (batched) {
+      const size_t before = fns.size();
+      check(
+          b, "cublas strided + silu*mul",
+          [=]() {
+            XSI_CHECK(batched());
+            return silu_mul_rows(Cm, Cb, NULL, d_cnt_c, mm, E, mm, I);
+          },
+          Cm, ref_m2, sm, rows_m, n_out, &fns);
+      i_sbu = keep_checked(fns, before);
+    }
+    if (grouped) {
+      const size_t before = fns.size();
+      const void* d_goff_c = d_goff;
+      check(
+          b, "cublas grouped + silu*mul",
+          [=]() {
+            XSI_CHECK(grouped());
+            return silu_mul_rows(Cc, Cb, d_goff_c, d_cnt_c, 0, E, mm, I);
+          },
+          Cc, ref_g, (const uint8_t*)state_g, total, n_out, &fns);
+      i_gbu = keep_checked(fns, before);
+    }
+  }
+  xsi_clear_error();
+  const size_t first_ours = fns.size();
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
   epi.act = c->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
@@ -722,39 +924,53 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     snprintf(detail + at, dl - at,
              "\n#   %d rounds interleaved; cuBLAS drift over the rounds %+.1f%%", rounds_of(b),
              drift);
-  if (res == XS_OK && !c->zipf) {
-    /* Balanced counts: our rows against cublasGemmStridedBatchedEx (fns[2]), median per-round
-     * ratio of its time to ours (> 1: ours faster): AUTO per layout and the best row. */
-    const size_t first_ours = 3;
+  /* Our rows against each cuBLAS batched path that ran: the median per-round ratio of its time
+   * to ours (> 1: ours faster), AUTO per layout and the best row; `vs` gets AUTO's better layout.
+   * Against strided-batched also AUTO with PDL, and the same head to head (alternating order,
+   * only the two rows): AUTO per layout and the best row. */
+  struct path {
+    int at;
+    const char* name;
+    double* out;
+  };
+  const path paths[4] = {{i_sb, "strided batched", &vs->strided},
+                         {i_gb, "grouped batched", &vs->grouped},
+                         {i_sbu, "strided + silu*mul (unfused)", &vs->strided_unfused},
+                         {i_gbu, "grouped + silu*mul (unfused)", &vs->grouped_unfused}};
+  for (const path& p : paths) {
+    if (res != XS_OK || p.at < 0 || fns.size() <= first_ours) continue;
+    const timed_fn& base = fns[(size_t)p.at];
     size_t best = first_ours;
     double r_contig = NAN, r_masked = NAN, r_contig_pdl = NAN, r_masked_pdl = NAN;
     for (size_t i = first_ours; i < fns.size(); i++) {
-      const double r = median_ratio(fns[2], fns[i]);
-      if (r > median_ratio(fns[2], fns[best])) best = i;
+      const double r = median_ratio(base, fns[i]);
+      if (r > median_ratio(base, fns[best])) best = i;
       if (fns[i].row == contig_auto) r_contig = r;
       if (fns[i].row == masked_auto) r_masked = r;
       if (fns[i].row == contig_pdl) r_contig_pdl = r;
       if (fns[i].row == masked_pdl) r_masked_pdl = r;
     }
+    *p.out = fmax(r_contig, r_masked); /* fmax: the one that is not NAN */
     at = strlen(detail);
-    if (at < dl && fns.size() > first_ours)
+    if (at < dl)
       snprintf(detail + at, dl - at,
-               "\n#   vs strided batched: contig auto %.3f, masked auto %.3f, best %.3f (%s); "
-               "with PDL: contig auto %.3f, masked auto %.3f",
-               r_contig, r_masked, median_ratio(fns[2], fns[best]), fns[best].row->name,
-               r_contig_pdl, r_masked_pdl);
-    /* The same comparison head to head (alternating order, only the two rows): AUTO per layout
-     * and the best row of the interleaved rounds. */
+               "\n#   vs %s: contig auto %.3f, masked auto %.3f, best %.3f (%s)", p.name, r_contig,
+               r_masked, median_ratio(base, fns[best]), fns[best].row->name);
+    if (p.at != i_sb) continue;
+    at = strlen(detail);
+    if (at < dl)
+      snprintf(detail + at, dl - at, "; with PDL: contig auto %.3f, masked auto %.3f", r_contig_pdl,
+               r_masked_pdl);
     double h[3] = {NAN, NAN, NAN};
     const xsg_bench_row* who[3] = {contig_auto, masked_auto, fns[best].row};
     for (int w = 0; w < 3 && res == XS_OK; w++)
       for (size_t i = first_ours; i < fns.size(); i++)
         if (fns[i].row == who[w]) {
-          res = head_to_head(fns[2], fns[i], 2 * rounds_of(b), &h[w]);
+          res = head_to_head(base, fns[i], 2 * rounds_of(b), &h[w]);
           break;
         }
     at = strlen(detail);
-    if (res == XS_OK && at < dl && fns.size() > first_ours)
+    if (res == XS_OK && at < dl)
       snprintf(detail + at, dl - at,
                "\n#   head to head (alternating, %d rounds): contig auto %.3f, masked auto %.3f, "
                "%s %.3f",
@@ -768,7 +984,10 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
 } // namespace
 
 extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
-                                   size_t detail_len, const xsg_bench_case* c) {
+                                   size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs) {
+  xsg_bench_vs unused;
+  if (!vs) vs = &unused;
+  vs->strided = vs->grouped = vs->strided_unfused = vs->grouped_unfused = NAN;
   XSI_ARG(rows && nrows && c && max_rows >= 10, "gemm bench: bad arguments (max_rows >= 10)");
   XSI_ARG(c->N >= 1 && c->K >= 1 && (c->grouped ? c->experts >= 1 && c->tokens >= 1 : c->M >= 1),
           "gemm bench: bad shape");
@@ -790,7 +1009,7 @@ extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows
   for (int i = 0; res == XS_OK && i <= MAX_REPS; i++)
     res = cuda_ok(cudaEventCreate(&b.ev[i]), "cudaEventCreate");
   if (res == XS_OK)
-    res = c->grouped ? grouped_case(&b, c, detail, detail_len)
+    res = c->grouped ? grouped_case(&b, c, detail, detail_len, vs)
                      : dense_case(&b, c, detail, detail_len);
   cudaDeviceSynchronize();
   for (int i = 0; i < b.nallocs; i++)

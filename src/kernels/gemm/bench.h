@@ -39,11 +39,22 @@ typedef struct xsg_bench_row {
   int status;      /* xs_result; XS_ERR_UNSUPPORTED: this version cannot run the case */
 } xsg_bench_row;
 
+/* Grouped cases: AUTO (the better of its two layouts) against cuBLAS's batched paths, each the
+ * median over the interleaved rounds of (path's time / AUTO's time): > 1, ours faster. NAN where
+ * the path does not apply (strided: balanced counts only; unfused: SiLU*mul only) or failed its
+ * check. The unfused paths are the GEMM followed by one SiLU*mul kernel (bench.cu). */
+typedef struct xsg_bench_vs {
+  double strided;         /* cublasGemmStridedBatchedEx, GEMM only ([rows, 2I] with SiLU*mul) */
+  double grouped;         /* cublasGemmGroupedBatchedEx (one group per expert), GEMM only */
+  double strided_unfused; /* SiLU*mul: strided-batched GEMM, then the SiLU*mul kernel */
+  double grouped_unfused; /* SiLU*mul: grouped-batched GEMM, then the SiLU*mul kernel */
+} xsg_bench_vs;
+
 /* Run one case; fills rows[0..*nrows). The first row is the cuBLAS baseline. Needs a GPU
- * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a one-line description of the case, e.g.
- * the expert counts. */
+ * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a description of the case, e.g. the
+ * expert counts and the ratios against the batched paths; `vs` (may be NULL) those ratios. */
 xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
-                        size_t detail_len, const xsg_bench_case* c);
+                        size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs);
 
 #ifdef __cplusplus
 }

@@ -27,13 +27,18 @@ __global__ void poison_kernel(uint16_t* dst, int64_t n) {
     dst[i] = XSG_POISON;
 }
 
-/* ref[r, c] = silu(full[r, c]) * full[r, c + I] over `rows` rows. */
-__global__ void silu_mul_kernel(float* ref, const float* full, int64_t rows, int I) {
+/* ref[r, c] = silu(full[r, c]) * full[r, c + I] over `rows` rows; round: gate and up rounded to
+ * bf16 first (the unfused path's intermediate). */
+__global__ void silu_mul_kernel(float* ref, const float* full, int64_t rows, int I, int round) {
   for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < rows * I;
        i += (int64_t)gridDim.x * blockDim.x) {
     const int64_t r = i / I;
     const int c = (int)(i - r * I);
-    const float g = full[r * 2 * I + c], u = full[r * 2 * I + I + c];
+    float g = full[r * 2 * I + c], u = full[r * 2 * I + I + c];
+    if (round) {
+      g = __bfloat162float(__float2bfloat16_rn(g));
+      u = __bfloat162float(__float2bfloat16_rn(u));
+    }
     ref[i] = (float)((double)g / (1.0 + exp(-(double)g)) * (double)u);
   }
 }
@@ -131,7 +136,8 @@ extern "C" xs_result xsg_reference(float* ref, float* scratch, const xs_gemm_arg
     if (st != CUBLAS_STATUS_SUCCESS)
       return xsi_set_error(XS_ERR_CUDA, "gemm check: cublasGemmEx (reference): status %d", (int)st);
     if (silu) {
-      silu_mul_kernel<<<grid_for(rows * n_out), 256>>>(ref + row0 * n_out, scratch, rows, n_out);
+      silu_mul_kernel<<<grid_for(rows * n_out), 256>>>(ref + row0 * n_out, scratch, rows, n_out,
+                                                       silu == XSG_SILU_ROUNDED);
       cudaError_t ce = cudaGetLastError();
       if (ce != cudaSuccess) return cuda_fail(ce, "silu reference");
     }

@@ -28,9 +28,11 @@ xs_result xsg_poison(void* dst, int64_t n);
 
 /* fp32 reference of a problem: ref has the output's shape ([rows, n_out], rows = M, or E * M
  * for MASKED). Computed with cublasGemmEx (bf16 in, fp32 out, fp32 compute) per expert over the
- * rows each layout defines (CONTIG: whole segments [h_offsets[e], h_offsets[e+1]); MASKED: the
- * first h_counts[e] rows), then silu(gate) * up when silu. `scratch` must hold rows * N floats
- * when silu (else unused). `cublas` is a cublasHandle_t. */
+ * rows each layout defines (CONTIG: whole segments [h_offsets[e], h_offsets[e+1]), padding rows
+ * included; MASKED: the first h_counts[e] rows), then silu(gate) * up when silu (1; with
+ * XSG_SILU_ROUNDED gate and up are rounded to bf16 first, as an unfused path stores them).
+ * `scratch` must hold rows * N floats when silu (else unused). `cublas` is a cublasHandle_t. */
+#define XSG_SILU_ROUNDED 2
 xs_result xsg_reference(float* ref, float* scratch, const xs_gemm_args* a, int silu,
                         const int32_t* h_offsets, const int32_t* h_counts, void* cublas);
 
