@@ -180,9 +180,18 @@ typedef struct xs_gemm_args {
   void* C;                  /* may be NULL with STORE_MAP */
   const int32_t* m_offsets; /* CONTIG: device, E + 1 entries */
   const int32_t* m_counts;  /* MASKED: device, E entries, each in [0, M] */
+  /* MASKED, optional: the counts on the host (exact, or what a captured graph expects), read by
+   * AUTO's choice only (the kernel reads m_counts). With them AUTO weighs the tiles with work;
+   * without them it assumes every expert holds M rows, which for skewed counts can pick a
+   * slower tile (docs/gemm.md, "AUTO"). E entries, each in [0, M]. Added in session 9: a
+   * caller whose args.size ends before it is read as NULL. */
+  const int32_t* m_counts_host;
 } xs_gemm_args;
 #define XS_GEMM_ARGS_INITIALIZER                                                                   \
-  { sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL }
+  {                                                                                                \
+    sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL,   \
+        NULL                                                                                       \
+  }
 
 /* The tiling a call will use (after AUTO is resolved). */
 typedef struct xs_gemm_tiling {

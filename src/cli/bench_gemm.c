@@ -126,7 +126,7 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
      * so not comparable with the ratios here). */
     if (r->status != XS_OK || strstr(r->name, "hook") || strstr(r->name, "alone")) continue;
     if (strstr(r->name, "auto") && !strstr(r->name, "band") && !strstr(r->name, "PDL") &&
-        r->ratio > s->a_ratio) {
+        !strstr(r->name, "no counts") && r->ratio > s->a_ratio) {
       s->autov = r->tflops, s->a_ratio = r->ratio, s->a_loop = r->vs_loop;
       snprintf(s->auto_name, sizeof s->auto_name, "%.39s", r->name);
     }

@@ -489,6 +489,23 @@ static void test_auto_choice(void) {
     expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 128, "masked E=8 M=16 N=4096");
     a.N = 7168, a.K = 2048; /* DeepSeek-V3 down: 448 -> 896 tiles, 4 x 128 -> 7 x 64 rows */
     expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V7, 16, 64, "masked E=8 M=16 N=7168");
+    /* MASKED with the counts on the host (m_counts_host): AUTO weighs the tiles with work.
+     * Qwen3-235B gate/up E=8 T=128 Zipf in a 377-row buffer: 11 m-blocks with work (v3, one
+     * wave) against 24 in the whole buffer (v6) */
+    static const int32_t zipf[8] = {377, 189, 126, 95, 75, 63, 54, 47};
+    a.experts = 8, a.M = 377, a.N = 3072, a.K = 4096;
+    expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V6, 128, 104, "masked Zipf, no host counts");
+    a.m_counts_host = zipf;
+    expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "masked Zipf, host counts");
+    a.M = 300; /* a host count above M is refused, by name */
+    XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_SILU_MUL), XS_ERR_INVALID_ARG);
+    XT_CHECK_MSG(strstr(xs_last_error(), "m_counts_host[0] = 377") != NULL, "error: %s",
+                 xs_last_error());
+    a.m_counts_host = NULL;
+    /* DeepSeek-V3 down E=64 T=128 (balanced, CONTIG): v6's 208 columns fill the last wave */
+    a.layout = XS_GEMM_GROUPED_CONTIG, a.experts = 64, a.M = 8192, a.N = 7168, a.K = 2048;
+    expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V6, 128, 208, "contig E=64 T=128 N=7168");
+    a.layout = XS_GEMM_GROUPED_MASKED, a.M = 16;
     a.experts = 64, a.N = 4096, a.K = 7168;
   }
   a.layout = XS_GEMM_DENSE, a.M = 64;

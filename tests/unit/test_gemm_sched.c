@@ -175,6 +175,45 @@ static void test_masked_coords(void) {
       }
 }
 
+/* AUTO's cost model for 128-row tiles (xsg_auto_pick; gemm.cu): the picks the bench measured
+ * fastest, on 132 SMs. */
+static void test_auto_pick(void) {
+  /* the four dense targets: v3, v3, v5, v4 (the v3 pick runs as v11 without SiLU*mul) */
+  XT_EQ_INT(xsg_auto_pick(64, 8192, 0, 132, 0), 3);  /* 8192^3: 16 waves x 256 */
+  XT_EQ_INT(xsg_auto_pick(32, 28672, 0, 132, 0), 3); /* 4096x28672x8192 */
+  XT_EQ_INT(xsg_auto_pick(16, 3072, 0, 132, 0), 5);  /* 2048x3072x4096: 2 waves x 192 */
+  XT_EQ_INT(xsg_auto_pick(4, 7168, 0, 132, 0), 4);   /* 512x7168x2048: one wave of 224 */
+  XT_EQ_INT(xsg_auto_pick(64, 7168, 0, 132, 0), 3);  /* dense never weighs v6 */
+  /* grouped: v6 where its 208 columns fill the last wave (session 9's weight 101):
+   * DeepSeek-V3 down E=64 T=128, 64 m-blocks x 7168: v3 1792 tiles = 14 waves x 256, v6 2240 =
+   * 17 x 208 (runs 33-37: v6 1.0-2.1 % faster) */
+  XT_EQ_INT(xsg_auto_pick(64, 7168, 0, 132, 1), 6);
+  /* Qwen3-235B gate/up E=8 T=512 Zipf (34 m-blocks, 1536 SiLU columns): v6 (4 x 208) */
+  XT_EQ_INT(xsg_auto_pick(34, 1536, 1, 132, 1), 6);
+  /* balanced E=8 T=512 (32 m-blocks) and 4096 rows of 7168 columns: v3's full waves */
+  XT_EQ_INT(xsg_auto_pick(32, 2048, 1, 132, 1), 3);
+  XT_EQ_INT(xsg_auto_pick(32, 4096, 0, 132, 1), 3);
+  /* MASKED Qwen3-235B gate/up E=8 T=128 Zipf (counts 377 .. 47 of a 377-row buffer): the tiles
+   * with work are 11 m-blocks (v3: 132 tiles, one wave), the whole buffer 24 (v6 there; run 37:
+   * v6 0.0910 ms against v3 0.0678) */
+  const int32_t counts[8] = {377, 189, 126, 95, 75, 63, 54, 47};
+  int64_t work = 0;
+  for (int e = 0; e < 8; e++)
+    work += xsg_cdiv(counts[e], 128);
+  XT_EQ_INT((int)work, 11);
+  XT_EQ_INT(xsg_auto_pick(work, 1536, 1, 132, 1), 3);
+  XT_EQ_INT(xsg_auto_pick(8 * xsg_cdiv(377, 128), 1536, 1, 132, 1), 6);
+  /* degenerate input: no SM count, no rows */
+  XT_EQ_INT(xsg_auto_pick(0, 4096, 0, 132, 1), 3);
+  XT_EQ_INT(xsg_auto_pick(10, 4096, 0, 0, 1) >= 2, 1);
+  /* never a version the model does not weigh on that kind of problem */
+  for (int mb = 1; mb < 300; mb += 13)
+    for (int n = 64; n <= 16384; n += 448) {
+      XT_CHECK(xsg_auto_pick(mb, n, 0, 132, 0) != 6);
+      XT_CHECK(xsg_auto_pick(mb, n, mb & 1, 132, 1) != 5);
+    }
+}
+
 /* v7's tile width: narrow (64 B rows) only where it lowers the busiest SM's B rows by > 10 %;
  * wide when the narrow tile cannot run or nothing is known; and its grid: the fewest CTAs that
  * keep the busiest CTA's tile count. */
@@ -273,11 +312,12 @@ static void test_v7_split(void) {
             kb[st] += k == sp ? kbs / 2 : kbs;
             on0 += k == sp && st == 0;
           }
-        if (sp >= 0) kb[1] += kbs - kbs / 2; /* stream 1's share, after its own tiles */
+        if (sp >= 0) kb[1] += kbs - kbs / 2;             /* stream 1's share, after its own tiles */
         if ((mine >= 3 && mine & 1) != (sp >= 0)) bad++; /* split: an odd count, not one */
-        if (sp >= 0 && (on0 != 1 || sp + ctas < n || sp % ctas != b)) bad++; /* its last, stream 0 */
+        if (sp >= 0 && (on0 != 1 || sp + ctas < n || sp % ctas != b))
+          bad++;                                /* its last, stream 0 */
         if (kb[0] != kb[1] && mine != 1) bad++; /* equal k-blocks on both streams */
-        if (xsg_v7_split_position(b, ctas, n, kbs, min_kb, 0) != -1) bad++;  /* disabled */
+        if (xsg_v7_split_position(b, ctas, n, kbs, min_kb, 0) != -1) bad++; /* disabled */
         if (xsg_v7_split_position(b, ctas, n, min_kb - 1, min_kb, 1) != -1) bad++;
       }
       XT_CHECK_MSG(bad == 0, "ctas %d positions %d: %d bad", ctas, n, bad);
@@ -286,7 +326,7 @@ static void test_v7_split(void) {
   XT_EQ_INT(xsg_v7_split_position(5, 128, 256, 64, 4, 1), -1);  /* 2 tiles: one per stream */
   XT_EQ_INT(xsg_v7_split_position(100, 128, 64, 64, 4, 1), -1); /* CTA 100 has no position */
   XT_EQ_INT(xsg_v7_split_position(5, 128, 64, 64, 4, 1), -1);   /* one tile: kept whole */
-  XT_EQ_INT(xsg_v7_split_position(5, 128, 640, 64, 4, 1), 517);  /* five: 5 ... 517 */
+  XT_EQ_INT(xsg_v7_split_position(5, 128, 640, 64, 4, 1), 517); /* five: 5 ... 517 */
 }
 
 /* ---- v8: tile pairs on clusters of two CTAs ---- */
@@ -516,6 +556,7 @@ int main(void) {
   XT_RUN(test_masked_coords);
   XT_RUN(test_v7_tile_m);
   XT_RUN(test_v7_width);
+  XT_RUN(test_auto_pick);
   XT_RUN(test_streams);
   XT_RUN(test_v7_split);
   XT_RUN(test_pairs_dense);

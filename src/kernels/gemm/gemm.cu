@@ -89,11 +89,21 @@ void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_ver
   t->count = t->groups * t->m_blocks * t->n_blocks;
 }
 
+/* The MASKED counts on the host, or NULL (not given, another layout, or args from a caller
+ * whose xs_gemm_args ends before the field). */
+const int32_t* args_counts_host(const xs_gemm_args* a) {
+  if (a->layout != XS_GEMM_GROUPED_MASKED ||
+      a->size < offsetof(xs_gemm_args, m_counts_host) + sizeof(a->m_counts_host))
+    return NULL;
+  return a->m_counts_host;
+}
+
 xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   XSI_ARG(a != NULL, "gemm: args is NULL");
-  XSI_ARG(a->size >= sizeof(xs_gemm_args),
+  /* NOTE: the struct before session 9 ended at m_counts; such callers stay valid. */
+  XSI_ARG(a->size >= offsetof(xs_gemm_args, m_counts_host),
           "gemm: args.size %zu < %zu (use XS_GEMM_ARGS_INITIALIZER)", a->size,
-          sizeof(xs_gemm_args));
+          offsetof(xs_gemm_args, m_counts_host));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
   XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V13, "gemm: unknown version %d",
@@ -112,6 +122,10 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           "gemm: SiLU*mul needs an even N (got %d)", a->N);
   XSI_ARG(e->store != XS_GEMM_STORE_LOCAL || a->C, "gemm: STORE_LOCAL needs C");
   XSI_ARG(e->store != XS_GEMM_STORE_MAP || e->dst_map, "gemm: STORE_MAP needs dst_map");
+  const int32_t* hc = args_counts_host(a);
+  for (int g = 0; hc && g < a->experts; g++)
+    XSI_ARG(hc[g] >= 0 && hc[g] <= a->M, "gemm: m_counts_host[%d] = %d is outside [0, M = %d]", g,
+            hc[g], a->M);
   /* NOTE: TMA coordinates and tile indices are 32-bit. */
   const int64_t rows = (int64_t)a->M * (a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1);
   XSI_ARG(rows < (1ll << 31) &&
@@ -161,7 +175,8 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     fill_tiling(t, a, silu, XS_GEMM_V7, dev.sms);
     return XS_OK;
   }
-  /* AUTO: the tiling whose busiest CTA computes least, per-tile speed included:
+  /* AUTO: the tiling whose busiest CTA computes least, per-tile speed included (sched.h
+   * xsg_auto_pick; session 9 moved it there, CPU-tested, and refitted v6's weight):
    *   cost(v) = waves(v) x tile columns(v) x weight(v),  waves = ceil(tiles / SMs)
    * (all tiles are 128 rows; at a given K a tile's time grows with its columns). The weights
    * are the relative time per tile column at equal waves, measured on the H200 in run 2
@@ -181,15 +196,16 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * v5 runs 2 waves of 192 columns (256 tiles on 132 SMs) against v2's 3 of 128: the same
    * columns per busiest CTA, fewer bytes per flop; AUTO takes v5 there for any weight < 112, and
    * keeps v3 at 8192^3 for any weight > 101.6 (v5 21 waves x 192 vs v3 16 x 256).
-   * v6 (128x208, tuning round 4, measured in run 5; grouped only): weight 107, an estimate (the
-   * shared-memory bytes per FMA above put 128x208 at 1.058 of v3's against v4's 1.036:
-   * 105 x 1.058 / 1.036). It exists
+   * v6 (128x208, tuning round 4, measured in run 5; grouped only): weight 107 until session 9,
+   * an estimate (the shared-memory bytes per FMA above put 128x208 at 1.058 of v3's against
+   * v4's 1.036: 105 x 1.058 / 1.036); now 101, fitted to runs 33-37 (sched.h xsg_auto_pick,
+   * which also takes v6 over v3 in a few grouped cases now, each measured faster). It exists
    * for the grouped case that missed 0.80 in runs 3-4, Qwen3-235B gate/up E=8 T=512 Zipf
    * (34 m-blocks, 1536 SiLU output columns): v4 476 tiles = 3.61 waves -> 4 x 224 = 896
    * columns per busiest CTA, v6 510 tiles = 3.86 -> 4 x 208 = 832 (v3 4 x 256, v5 5 x 192,
    * v2 7 x 128: all >= 896). On the bench's 48 grouped cases (contig and masked) v6 replaces
    * v4 in 9 layouts, each at 208 / 224 of v4's columns and the same waves, for any weight
-   * from 105 to 113; no other pick changes (below 105 it would start taking v3's). Dense
+   * from 105 to 113 (session 4's reasoning; below 105 it takes some of v3's). Dense
    * problems do not weigh it (at 4096x28672x8192 its 34 waves x 208 would undercut v3's
    * 28 x 256 for a weight < 101.3, unmeasured). Grouped problems do not weigh v5 (measured on
    * them first). */
@@ -197,29 +213,24 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * 128-token tiles, tuning round 7; measured slower than v3 in run 10) and v10 (v3's wgmma on
    * 64 x 256 tiles in two streams, tuning round 8) are not weighed: explicit only until their
    * rows in `xstage bench gemm` show a gain over v3. */
-  enum { W2 = 112, W3 = 100, W4 = 105, W5 = 106, W6 = 107 };
-  xs_gemm_tiling t2, t3, t4;
-  fill_tiling(&t2, a, silu, XS_GEMM_V2);
-  fill_tiling(&t3, a, silu, XS_GEMM_V3);
-  fill_tiling(&t4, a, silu, XS_GEMM_V4);
-  const int64_t c2 = (int64_t)xsg_cdiv(t2.count, dev.sms) * 128 * W2;
-  const int64_t c3 = (int64_t)xsg_cdiv(t3.count, dev.sms) * 256 * W3;
-  const int64_t c4 = (int64_t)xsg_cdiv(t4.count, dev.sms) * 224 * W4;
-  *t = t3;
-  int64_t best = c3;
-  if (c4 < best) *t = t4, best = c4;
-  if (c2 < best) *t = t2, best = c2;
-  if (a->layout != XS_GEMM_DENSE) {
-    xs_gemm_tiling t6;
-    fill_tiling(&t6, a, silu, XS_GEMM_V6);
-    const int64_t c6 = (int64_t)xsg_cdiv(t6.count, dev.sms) * 208 * W6;
-    if (c6 < best) *t = t6;
-  } else {
-    xs_gemm_tiling t5;
-    fill_tiling(&t5, a, silu, XS_GEMM_V5);
-    const int64_t c5 = (int64_t)xsg_cdiv(t5.count, dev.sms) * 192 * W5;
-    if (c5 < best) *t = t5;
+  /* The 128-row blocks with work: MASKED counts the whole buffer unless the caller gave the
+   * counts on the host (m_counts_host: exact, or representative for a captured graph). With
+   * skewed counts the buffer overstates the tiles and the waves: run 37, Qwen3-235B gate/up E=8
+   * T=128 Zipf (max 377 of 1024 tokens), AUTO took v6 (0.0910 ms) where v3 ran 0.0678. */
+  int64_t m_blocks = xsg_cdiv(a->M, 128);
+  const int32_t* host_counts = args_counts_host(a);
+  if (a->layout == XS_GEMM_GROUPED_MASKED) {
+    if (host_counts) {
+      m_blocks = 0;
+      for (int g = 0; g < a->experts; g++)
+        m_blocks += xsg_cdiv(host_counts[g], 128);
+    } else {
+      m_blocks *= a->experts;
+    }
   }
+  const int v =
+      xsg_auto_pick(m_blocks, silu ? a->N / 2 : a->N, silu, dev.sms, a->layout != XS_GEMM_DENSE);
+  fill_tiling(t, a, silu, (xs_gemm_version)v);
   /* v3's tile without SiLU*mul runs as v11 (session 5): once its shared-memory pointers stayed
    * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
    * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense

@@ -73,6 +73,39 @@ XSG_HD int xsg_order_tile(const xsg_grid* grid, int k) {
   return xsg_tile_index(grid, g, mb, nb);
 }
 
+/* ---- AUTO's cost model for the 128-row tiles (gemm.cu xs_gemm_tiles) ----
+ * The version whose busiest CTA computes least, per-tile speed included:
+ *   cost(v) = ceil(tiles(v) / sms) x tile columns(v) x weight(v),
+ *   tiles(v) = m_blocks x ceil(n_out / output columns(v))
+ * (B columns 128 / 256 / 224 / 192 / 208 for v2 / v3 / v4 / v5 / v6; with SiLU*mul a tile has half
+ * as many output columns). m_blocks: the 128-row blocks with work (DENSE ceil(M / 128), CONTIG
+ * M / 128, MASKED per expert ceil(count / 128) summed, or E x ceil(M / 128) when the counts are
+ * not known on the host). The weights are each version's relative time per tile column at equal
+ * waves (v3 = 100). Dense (gemm.cu says where each comes from): v2 112, v4 105, v5 106; v6 is not
+ * weighed. Grouped: v2 112, v4 105, v6 101, v5 not weighed. v6's 101 (107 before session 9, an
+ * estimate from shared-memory bytes per FMA) is the fit of five full bench runs (33-37, 48
+ * grouped cases x 2 layouts): the mean loss of AUTO's pick against the best of v2/v3/v4/v6 in
+ * the same run fell from 0.68 % to 0.37 % (held out one run at a time: the same weights each
+ * time, 0.58-0.75 % -> 0.31-0.37 %); 100 and 103 were worse (0.72 %, 0.61 %). Ties go to v3,
+ * then v4, v2. Returns 2, 3, 4, 5 or 6. */
+XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int grouped) {
+  const int cols[7] = {0, 0, 128, 256, 224, 192, 208};
+  const int w_dense[7] = {0, 0, 112, 100, 105, 106, 0};
+  const int w_grouped[7] = {0, 0, 112, 100, 105, 0, 101};
+  const int* w = grouped ? w_grouped : w_dense;
+  const int order[5] = {3, 4, 2, 5, 6};
+  int best_v = 3;
+  int64_t best = -1;
+  for (int i = 0; i < 5; i++) {
+    const int v = order[i];
+    if (!w[v]) continue;
+    const int64_t tiles = m_blocks * xsg_cdiv(n_out, silu ? cols[v] / 2 : cols[v]);
+    const int64_t cost = (tiles + sms - 1) / (sms > 0 ? sms : 1) * cols[v] * w[v];
+    if (best < 0 || cost < best) best = cost, best_v = v;
+  }
+  return best_v;
+}
+
 /* ---- v7: token-major tiles, several tile streams per CTA ----
  * v7 puts the weights on the wgmma M side and the tokens on its N side (src/kernels/gemm/
  * README.md), so its tile height (output rows = tokens) is small: the least of 16, 32, 64 that
