@@ -183,8 +183,8 @@ typedef struct xs_gemm_args {
   /* MASKED, optional: the counts on the host (exact, or what a captured graph expects), read by
    * AUTO's choice only (the kernel reads m_counts). With them AUTO weighs the tiles with work;
    * without them it assumes every expert holds M rows, which for skewed counts can pick a
-   * slower tile (docs/gemm.md, "AUTO's cost model"). E entries, each in [0, M]. Added in session 9: a
-   * caller whose args.size ends before it is read as NULL. */
+   * slower tile (docs/gemm.md, "AUTO's cost model"). E entries, each in [0, M]. Added in session 9:
+   * a caller whose args.size ends before it is read as NULL. */
   const int32_t* m_counts_host;
 } xs_gemm_args;
 #define XS_GEMM_ARGS_INITIALIZER                                                                   \
