@@ -93,6 +93,7 @@ XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int gro
   const int w_dense[7] = {0, 0, 112, 100, 105, 106, 0};
   const int w_grouped[7] = {0, 0, 112, 100, 105, 0, 101};
   const int* w = grouped ? w_grouped : w_dense;
+  const int64_t n_sms = sms > 0 ? sms : 1;
   const int order[5] = {3, 4, 2, 5, 6};
   int best_v = 3;
   int64_t best = -1;
@@ -100,7 +101,7 @@ XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int gro
     const int v = order[i];
     if (!w[v]) continue;
     const int64_t tiles = m_blocks * xsg_cdiv(n_out, silu ? cols[v] / 2 : cols[v]);
-    const int64_t cost = (tiles + sms - 1) / (sms > 0 ? sms : 1) * cols[v] * w[v];
+    const int64_t cost = (tiles + n_sms - 1) / n_sms * cols[v] * w[v];
     if (best < 0 || cost < best) best = cost, best_v = v;
   }
   return best_v;
