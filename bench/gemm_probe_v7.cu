@@ -13,9 +13,6 @@
  *   v7 wide / narrow         128 / 64 B rows per tile forced (xsg_probe.v7_width)
  *   v7 wide, C ctas          128-row tiles on one CTA per SM (the grid before session 6)
  *   v7 narrow, C ctas (even) 64-row tiles on the fewest CTAs that give every CTA an even count
- *   v7 ..., dynamic          the streams take tiles one at a time from a global counter
- *                            (xsg_probe.v7_dyn) instead of a static share: the library's
- *                            tiles and grid, and wide / narrow tiles on one CTA per SM
  *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
  * Every row is checked against cuBLAS's output (SiLU*mul applied on the host) with C poisoned
  * first. Then one traced launch, read back: when the CTAs start, finish their set-up, issue their
@@ -77,14 +74,11 @@ int main(int argc, char** argv) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   unsigned long long* trace;
   CK(cudaMalloc(&trace, (size_t)XSG_V7_TRACE * sms * 8));
-  unsigned* dyn; /* the dynamic rows' counter: zero once, each launch leaves it zero */
-  CK(cudaMalloc(&dyn, 2 * sizeof(unsigned)));
-  CK(cudaMemset(dyn, 0, 2 * sizeof(unsigned)));
 
   /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL,
    * split tile (xsg_probe.v7_split: 0 the library's, 1 off). */
-  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0, int dynamic = 0) {
-    return [&, ctas, width, traced, pdl, split, dynamic]() {
+  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0) {
+    return [&, ctas, width, traced, pdl, split]() {
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.max_ctas = ctas;
       sched.pdl = pdl;
@@ -92,9 +86,7 @@ int main(int argc, char** argv) {
       xsg_probe.v7_mode = traced;
       xsg_probe.v7_split = split;
       xsg_probe.trace = trace;
-      xsg_probe.v7_dyn = dynamic ? dyn : NULL;
       const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
-      xsg_probe.v7_dyn = NULL;
       xsg_probe.v7_width = 0;
       xsg_probe.v7_mode = 0;
       xsg_probe.v7_split = 0;
@@ -116,18 +108,11 @@ int main(int argc, char** argv) {
   const int even_ctas = (tl_narrow.count + narrow_per - 1) / narrow_per;
   snprintf(name_even, sizeof name_even, "v7 narrow, %d ctas (even)", even_ctas);
   std::vector<probe_row> rs = {
-      {"cublas strided batched", cublas, {}},
-      {name_pick, v7(0, 0, 0, 0), {}},
-      {"v7 (library), PDL", v7(0, 0, 0, 1), {}},
-      {"v7 (library), no split", v7(0, 0, 0, 0, 1), {}},
+      {"cublas strided batched", cublas, {}},    {name_pick, v7(0, 0, 0, 0), {}},
+      {"v7 (library), PDL", v7(0, 0, 0, 1), {}}, {"v7 (library), no split", v7(0, 0, 0, 0, 1), {}},
       {name_wide, v7(0, 128, 0, 0), {}},
-      {name_narrow, v7(0, 64, 0, 0), {}},
-      {name_sms, v7(sms, 128, 0, 0), {}},
-      {name_even, v7(even_ctas, 64, 0, 0), {}},
-      {"v7 (library), dynamic", v7(0, 0, 0, 0, 0, 1), {}},
-      {"v7 wide, all SMs, dynamic", v7(sms, 128, 0, 0, 0, 1), {}},
-      {"v7 narrow, all SMs, dynamic", v7(sms, 64, 0, 0, 0, 1), {}},
-      {"v7 (library) traced", v7(0, 0, 1, 0), {}}}; /* last: the trace below runs rs.back() */
+      {name_narrow, v7(0, 64, 0, 0), {}},        {name_sms, v7(sms, 128, 0, 0), {}},
+      {name_even, v7(even_ctas, 64, 0, 0), {}},  {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
 
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();

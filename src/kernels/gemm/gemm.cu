@@ -456,7 +456,6 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     else
       XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, 64, "B"));
     if (xsg_probe.v7_mode == 1) p.trace = xsg_probe.trace;
-    if (t.version == XS_GEMM_V7) p.dyn = xsg_probe.v7_dyn;
     err = xsg_launch_v7(&p, &ma, &mb, ctas, s);
   } else {
     int tm_unused, bn;

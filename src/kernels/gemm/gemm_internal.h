@@ -42,10 +42,6 @@ typedef struct xsg_params {
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
   int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
                 two streams (sched.h xsg_v7_split_position) */
-  /* v7 probe mode "dynamic" (xsg_probe.v7_dyn; NULL otherwise): two device words, the next
-   * schedule position and the producers done; streams take positions from it one tile at a time
-   * instead of the static share, and the last producer resets both for the next launch. */
-  unsigned* dyn;
 } xsg_params;
 
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
@@ -84,15 +80,13 @@ typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
   int trace_cap;             /* records per warpgroup and CTA */
-  int delay_ns;     /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
-                       that half the CTAs reach their tile boundaries out of step with the others */
-  int v7_mode;      /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
-  int l2_promo;     /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
-                       4 256 B */
-  int v7_width;     /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
-  int v7_split;     /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
-  unsigned* v7_dyn; /* device, 2 words zeroed once: v7 takes tiles dynamically (probe only, session
-                       9: do the SMs that stream faster gain from taking more tiles?) */
+  int delay_ns; /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
+                   that half the CTAs reach their tile boundaries out of step with the others */
+  int v7_mode;  /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
+  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
+                   4 256 B */
+  int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
+  int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

@@ -130,8 +130,6 @@ template <int BT_, int BW_> struct v7_cfg {
   /* k-blocks a stream loads before its schedule table exists (the speculative start, below) */
   static constexpr int SPEC = 2;
   static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
-  /* the probe's dynamic mode (DYN): each slot's schedule position, after the table */
-  static constexpr int SMEM_DYN = SMEM + 4 * STREAMS * STAGES;
   /* NOTE: BT = 128 (v9) holds 2 x 64 fp32 accumulators per consumer thread, more than the
    * 168 registers a thread of a 384-thread CTA may start with, so the warpgroups re-divide the
    * register file as v2-v6 do: producers down to 40, consumers up to 232. BT = 256 would need
@@ -149,7 +147,7 @@ template <int BT_, int BW_> struct v7_cfg {
   static_assert(STAGES >= 3, "at least two slots loading while one is read");
   /* the split tile's partial sums (BT x BW fp32) go through stream 1's ring once it is idle */
   static_assert(STAGES * SLOT >= 4 * BT * BW, "a ring holds a tile's fp32 partial sums");
-  static_assert(SMEM_DYN <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
+  static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(A_BYTES % 1024 == 0 && B_BYTES % 2048 == 0 && SLOT % 1024 == 0,
                 "swizzle atoms (8 rows x 128 bytes) stay 1024-byte aligned");
   static_assert(XS_GEMM_GROUP_ALIGN % BT == 0, "a CONTIG tile never straddles two experts");
@@ -255,11 +253,7 @@ __device__ __forceinline__ void store_tokens_silu32(const float (&v)[BT / 2], ui
   }
 }
 
-/* DYN (probe only, xsg_params.dyn): the streams take schedule positions one tile at a time
- * from a global counter instead of their static share; the producer tells its consumer each
- * tile's position through the slot of the tile's first k-block (slot_pos), and -1 ends the
- * stream. No speculative start, no split tile. */
-template <int BT, int BW, bool TRACE, bool DYN = false>
+template <int BT, int BW, bool TRACE>
 __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     gemm_kernel_v7(const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b,
@@ -274,7 +268,6 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   uint64_t* table_ready = empty + cfg::STREAMS * cfg::STAGES; /* count 32: warp 3 */
   uint64_t* split_ready = table_ready + 1; /* count 128: consumer 1's partial sums are written */
   int32_t* table = (int32_t*)(split_ready + 1);
-  int32_t* const slot_pos = table + XSG_MASKED_MAX_EXPERTS + 1; /* DYN: [stream][stage] */
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -329,12 +322,10 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       uint32_t phase = 0;
       bool first = true;
       if (TRACE) trace[22 + st] = xs_clock64();
-      /* Loads k-blocks [kb0, kb1) of a tile into the ring's next slots (DYN: the first slot
-       * carries the tile's position `pos` to the consumer, published by the arrive below). */
-      auto issue = [&](const v7_load& l, int kb0, int kb1, int pos = 0) {
+      /* Loads k-blocks [kb0, kb1) of a tile into the ring's next slots. */
+      auto issue = [&](const v7_load& l, int kb0, int kb1) {
         for (int kb = kb0; kb < kb1; kb++) {
           xsg_wait_timed(&my_empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
-          if (DYN && kb == kb0) slot_pos[st * cfg::STAGES + s] = pos;
           uint8_t* slot = ring + s * cfg::SLOT;
           xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
           if (TRACE && first) trace[26 + st] = xs_clock64();
@@ -356,14 +347,13 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       const int k0 = xsg_stream_first(blockIdx.x, st, gridDim.x);
       int g_guess = 0, nb_guess = 0;
       /* the speculative start (hopper_common.cuh xsg_spec_guess) */
-      const int spec = DYN ? 0 : xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
+      const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
       if (spec) issue(v7_load_of<cfg>(p, silu, g_guess, 0, nb_guess), 0, spec);
       xsg_wait_timed(table_ready, 0);
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
-      const int split_k = DYN ? -1
-                              : xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
-                                                      2 * cfg::SPEC, p.split);
+      const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
+                                                2 * cfg::SPEC, p.split);
       /* Loads k-blocks [kb_lo, kb_hi) of the tile at position k, if it has work. */
       auto load_tile = [&](int k, int kb_lo, int kb_hi) {
         int tile_index;
@@ -377,33 +367,13 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         /* the guessed tile: its first k-blocks are in the ring already (kb_lo is 0 there) */
         const int kb0 =
             k == k0 && spec && t.g == g_guess && t.mb == 0 && t.nb == nb_guess ? spec : kb_lo;
-        issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, kb_hi, k);
+        issue(v7_load_of<cfg>(p, silu, expert, t.mb, t.nb), kb0, kb_hi);
       };
       /* NOTE: the consumer's items below, written separately: one item helper shared by both
        * loops left v9's traced producer (40 registers) with a 4-byte spill (session 8). */
-      if (DYN) {
-        for (;;) { /* a position at a time; tiles without work are skipped by load_tile */
-          const int k = (int)atomicAdd(p.dyn, 1u);
-          if (k >= positions) break;
-          load_tile(k, 0, k_blocks);
-        }
-        xsg_wait_timed(&my_empty[s], phase ^ 1); /* the end: position -1, no bytes */
-        slot_pos[st * cfg::STAGES + s] = -1;
-        xs_mbar_arrive(&my_full[s]);
-        if (++s == cfg::STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
-        /* the last producer of the launch resets the counter for the next one */
-        if (atomicAdd(p.dyn + 1, 1u) == cfg::STREAMS * gridDim.x - 1) {
-          atomicExch(p.dyn, 0u);
-          atomicExch(p.dyn + 1, 0u);
-        }
-      } else {
-        for (int k = k0; k < positions; k += step) /* the split tile: stream 0's first half */
-          load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
-        if (st == 1 && split_k >= 0) load_tile(split_k, k_blocks / 2, k_blocks); /* the rest */
-      }
+      for (int k = k0; k < positions; k += step) /* the split tile: stream 0's first half */
+        load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
+      if (st == 1 && split_k >= 0) load_tile(split_k, k_blocks / 2, k_blocks); /* the rest */
       xsg_drain_ring(my_empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
   } else {
@@ -426,13 +396,12 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     if (TRACE && tid == 0) trace[28 + st] = xs_clock64();
     const int k0 = xsg_stream_first(blockIdx.x, st, gridDim.x);
     int g_guess = 0, nb_guess = 0;
-    const int spec = DYN ? 0 : xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
+    const int spec = xsg_spec_guess(p, k0, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
     xs_mbar_wait(table_ready, 0);
     s = xsg_spec_drain(p, table, k0, g_guess, nb_guess, spec, my_full, my_empty, lane);
     const int positions = p.compact ? table[p.experts] : p.positions;
-    const int split_k = DYN ? -1
-                            : xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
-                                                    2 * cfg::SPEC, p.split);
+    const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
+                                              2 * cfg::SPEC, p.split);
     /* The split tile's partial sums, stream 1 -> stream 0: value i of thread tid at
      * [i * 128 + tid] (conflict-free), in stream 1's ring, idle once its last tile is done. */
     float* const partial = (float*)(smem + cfg::STAGES * cfg::SLOT);
@@ -440,20 +409,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
      * second call site for the extra tile: that made ptxas serialize the wgmmas (C7515). */
     const int own = k0 < positions ? (positions - 1 - k0) / step + 1 : 0;
     const int items = own + (st == 1 && split_k >= 0);
-    for (int j = 0; DYN || j < items; j++) {
-      int k = j < own ? k0 + j * step : split_k;
-      if (DYN) { /* the position rides in the slot of the tile's first k-block */
-        xs_mbar_wait(&my_full[s], phase);
-        k = xsg_entry_lane0(&slot_pos[st * cfg::STAGES + s]);
-        if (k < 0) { /* the end: release the slot (no bytes in it) */
-          if (lane == 0) xs_mbar_arrive(&my_empty[s]);
-          if (++s == cfg::STAGES) {
-            s = 0;
-            phase ^= 1;
-          }
-          break;
-        }
-      }
+    for (int j = 0; j < items; j++) {
+      const int k = j < own ? k0 + j * step : split_k;
       /* part 0 the whole tile; 1 stream 0's half of the split tile (it adds stream 1's sums,
        * then stores); 2 stream 1's half (it writes its sums for stream 0 and stores nothing) */
       const int part = k != split_k ? 0 : st == 0 ? 1 : 2;
@@ -480,7 +437,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         const uint64_t dx = xs_smem_desc_sw128(slot + cfg::B_BYTES);
         xs_wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < cfg::BK / 16; kk++) {       /* +32 bytes per k16 step = +2 in the */
+        for (int kk = 0; kk < cfg::BK / 16; kk++) {   /* +32 bytes per k16 step = +2 in the */
           const int acc = (kb > kb_lo || kk > 0) ? 1 : 0; /* descriptor's address field */
           wgmma_tokens<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
           if (BW == 128) wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
@@ -514,7 +471,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         xs_mbar_arrive(split_ready); /* release: this thread's writes precede it */
         continue;
       }
-      if (part == 1) {                  /* stream 0: add stream 1's sums (bounded wait) */
+      if (part == 1) {                   /* stream 0: add stream 1's sums (bounded wait) */
         xsg_wait_timed(split_ready, 0); /* acquire */
 #pragma unroll
         for (int i = 0; i < BT / 2; i++) {
@@ -569,19 +526,18 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   }
 }
 
-template <int BT, int BW, bool TRACE, bool DYN = false>
+template <int BT, int BW, bool TRACE>
 static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                                int ctas, cudaStream_t stream) {
   using cfg = v7_cfg<BT, BW>;
-  constexpr int smem = DYN ? cfg::SMEM_DYN : cfg::SMEM;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, BW, TRACE, DYN>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, BW, TRACE>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE, DYN>, *p, ctas, cfg::THREADS, smem, stream, *ma,
+  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
                     *mb, *p);
 }
 
@@ -589,7 +545,6 @@ template <int BT, int BW>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           int ctas, cudaStream_t stream) {
   if (p->trace) return launch_mode<BT, BW, true>(p, ma, mb, ctas, stream); /* probe only */
-  if (BT <= 64 && p->dyn) return launch_mode<BT, BW, false, true>(p, ma, mb, ctas, stream);
   return launch_mode<BT, BW, false>(p, ma, mb, ctas, stream);
 }
 
