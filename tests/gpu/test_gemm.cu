@@ -892,6 +892,11 @@ static void test_arguments(void) {
   a.version = XS_GEMM_AUTO;
   a.M = 0;
   XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK); /* nothing to do */
+  /* a caller built against the struct before m_counts_host (session 9) stays valid */
+  a.size = offsetof(xs_gemm_args, m_counts_host);
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_OK);
+  a.size = offsetof(xs_gemm_args, m_counts_host) - 1;
+  XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_INVALID_ARG);
   a.size = 8;
   XT_EQ_INT(xs_gemm_run(&a, e, s, NULL), XS_ERR_INVALID_ARG);
   XT_EQ_INT(xs_gemm_run(NULL, e, s, NULL), XS_ERR_INVALID_ARG);
