@@ -261,11 +261,8 @@ int cli_bench_gemm(int argc, char** argv) {
     if (!isnan(s->pad) && s->pad < 100)
       snprintf(padr, sizeof padr, "%.3f", s->a_ratio / (1.0 - s->pad / 100.0));
     if (!isnan(s->a_loop)) snprintf(loop, sizeof loop, "%.3f", s->a_loop);
-    /* the unfused path: the faster of the two (the lower ratio) */
-    const double unf = isnan(s->vs.strided_unfused) ? s->vs.grouped_unfused
-                       : isnan(s->vs.grouped_unfused)
-                           ? s->vs.strided_unfused
-                           : fmin(s->vs.strided_unfused, s->vs.grouped_unfused);
+    /* the unfused path: the faster of the two (the lower ratio; fmin skips a NAN) */
+    const double unf = fmin(s->vs.strided_unfused, s->vs.grouped_unfused);
     const double v[3] = {s->vs.strided, s->vs.grouped, unf};
     char vt[3][16];
     for (int k = 0; k < 3; k++) {
