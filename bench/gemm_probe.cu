@@ -1,13 +1,15 @@
 /* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
- *                    [--delay NS] [--band B] [--lean] [--energy]
+ *                    [--delay NS] [--band B] [--lean] [--energy] [--hints]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
  * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's); --lean:
  * time only cuBLAS, v3, v11, v13 and v8 (no light rows between the full GEMMs); --energy: then
- * the joules per launch of those rows (gemm_probe_common.h probe_energy). Rows, timed in
+ * the joules per launch of those rows (gemm_probe_common.h probe_energy); --hints: time only
+ * cuBLAS and v3, v3 also with L2 cache policies on its TMA loads (xsg_probe.l2_hint: B
+ * evict_first, A evict_last, both, A evict_first, B evict_normal, B first A normal). Rows, timed in
  * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
  * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
@@ -35,14 +37,14 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  int band = 0, lean = 0, energy = 0;
+  int band = 0, lean = 0, energy = 0, hints = 0;
   const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
                             {"--N", &N, 0},           {"--K", &K, 0},
                             {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
                             {"--window", &window, 1}, {"--silu", &silu, 1},
                             {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
                             {"--band", &band, 0},     {"--lean", &lean, 1},
-                            {"--energy", &energy, 1}};
+                            {"--energy", &energy, 1}, {"--hints", &hints, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64) {
     fprintf(stderr,
@@ -87,14 +89,16 @@ int main(int argc, char** argv) {
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
   /* mode: a probe mode of v3 (0: v3 itself). */
-  auto ours = [&](int mode) {
-    return [&, mode]() {
+  auto ours = [&](int mode, int hint = 0) {
+    return [&, mode, hint]() {
       xsg_probe.v3_mode = mode;
       xsg_probe.trace = trace;
       xsg_probe.trace_cap = cap;
       xsg_probe.delay_ns = delay;
+      xsg_probe.l2_hint = hint;
       xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v3_mode = 0;
+      xsg_probe.l2_hint = 0;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
         exit(1);
@@ -121,7 +125,9 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
   const std::vector<std::pair<std::string, std::function<void()>>> checked = {
       {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
-      {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)}};
+      {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)},
+      {"v3, B first", ours(0, 4)}, {"v3, A last", ours(0, 2)},
+      {"v3, B first A last", ours(0, 6)},    {"v11, B first A last", ours(1, 6)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
@@ -145,6 +151,11 @@ int main(int argc, char** argv) {
     return full;
   };
   if (lean) rs = full_rows(rs);
+  if (hints) /* xsg_params.l2_hint: A's kind | B's kind << 2 (1 first, 2 last, 3 normal) */
+    rs = {{"cublas strided batched", cublas, {}}, {"v3", ours(0), {}},
+          {"v3, B first", ours(0, 4), {}},        {"v3, A last", ours(0, 2), {}},
+          {"v3, B first A last", ours(0, 6), {}}, {"v3, A first", ours(0, 1), {}},
+          {"v3, B normal", ours(0, 12), {}},      {"v3, B first A normal", ours(0, 7), {}}};
 
   const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;

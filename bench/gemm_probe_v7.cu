@@ -1,6 +1,7 @@
 /* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
  *
- *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
+ *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph] [--hints]
+ *                       [--rotate W]
  *
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
@@ -14,6 +15,12 @@
  *   v7 wide, C ctas          128-row tiles on one CTA per SM (the grid before session 6)
  *   v7 narrow, C ctas (even) 64-row tiles on the fewest CTAs that give every CTA an even count
  *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
+ * --hints: instead, cuBLAS and the library's v7 (B loads evict_first), and v7 with other L2 cache
+ * policies on its TMA loads (xsg_probe.l2_hint = A's kind | B's kind << 2; 1 evict_first,
+ * 2 evict_last, 3 evict_normal; 16 none at all, v7 before session 10). --rotate W: W copies of
+ * the weights, each row's successive launches cycling through them (as consecutive MoE layers
+ * read different weights: a launch finds in L2 the previous launch's lines, not its own), for
+ * cuBLAS and v7 alike; 1 (the default): every launch reads the same weights.
  * Every row is checked against cuBLAS's output (SiLU*mul applied on the host) with C poisoned
  * first. Then one traced launch, read back: when the CTAs start, finish their set-up, issue their
  * first load, get their first k-block, finish their main loops and epilogues, relative to the
@@ -27,18 +34,21 @@
 #include "xstage/gemm.h"
 
 int main(int argc, char** argv) {
-  int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10;
+  int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10, hints = 0, rotate = 1;
   const probe_opt opts[] = {{"--experts", &E, 0},
                             {"--tokens", &T, 0},
                             {"--N", &N, 0},
                             {"--K", &K, 0},
                             {"--rounds", &rounds, 0},
                             {"--silu", &silu, 1},
-                            {"--graph", &probe_graph, 1}};
+                            {"--graph", &probe_graph, 1},
+                            {"--hints", &hints, 1},
+                            {"--rotate", &rotate, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-  if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3) {
+  if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 ||
+      rotate < 1 || rotate > 16) {
     fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
-                    "rounds >= 3\n");
+                    "rounds >= 3, rotate 1..16\n");
     return 2;
   }
   probe_require_gpu();
@@ -53,7 +63,17 @@ int main(int argc, char** argv) {
   std::vector<int32_t> cnt(E, T);
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
   cublasHandle_t h = probe_setup(A, (size_t)rows * K, B, (size_t)E * N * K);
-  auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
+  /* --rotate: copies of the weights (the same values), launch i of a row reads copy i % W */
+  std::vector<__nv_bfloat16*> Bs(1, B);
+  for (int r = 1; r < rotate; r++) {
+    __nv_bfloat16* Br;
+    CK(cudaMalloc(&Br, (size_t)E * N * K * 2));
+    CK(cudaMemcpy(Br, B, (size_t)E * N * K * 2, cudaMemcpyDeviceToDevice));
+    Bs.push_back(Br);
+  }
+  auto cublas = [&, n = 0]() mutable {
+    probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
+  };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = XS_GEMM_GROUPED_MASKED;
   a.M = T, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V7;
@@ -77,16 +97,20 @@ int main(int argc, char** argv) {
 
   /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL,
    * split tile (xsg_probe.v7_split: 0 the library's, 1 off). */
-  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0) {
-    return [&, ctas, width, traced, pdl, split]() {
+  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0, int hint = 0) {
+    return [&, ctas, width, traced, pdl, split, hint, n = 0]() mutable {
+      a.B = Bs[n++ % rotate];
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.max_ctas = ctas;
       sched.pdl = pdl;
       xsg_probe.v7_width = width;
       xsg_probe.v7_mode = traced;
       xsg_probe.v7_split = split;
+      xsg_probe.l2_hint = hint;
       xsg_probe.trace = trace;
       const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
+      xsg_probe.l2_hint = 0;
+      a.B = B;
       xsg_probe.v7_width = 0;
       xsg_probe.v7_mode = 0;
       xsg_probe.v7_split = 0;
@@ -113,6 +137,13 @@ int main(int argc, char** argv) {
       {name_wide, v7(0, 128, 0, 0), {}},
       {name_narrow, v7(0, 64, 0, 0), {}},        {name_sms, v7(sms, 128, 0, 0), {}},
       {name_even, v7(even_ctas, 64, 0, 0), {}},  {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
+  if (hints)
+    rs = {{"cublas strided batched", cublas, {}},
+          {name_pick, v7(0, 0, 0, 0), {}},
+          {"v7, no L2 policy", v7(0, 0, 0, 0, 0, 16), {}},
+          {"v7, B first A last", v7(0, 0, 0, 0, 0, 6), {}},
+          {"v7, A last", v7(0, 0, 0, 0, 0, 2), {}},
+          {"v7, B normal", v7(0, 0, 0, 0, 0, 12), {}}};
 
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();
@@ -126,8 +157,9 @@ int main(int argc, char** argv) {
   const int iters = probe_time(rs, rounds);
   const double bytes = (double)E * N * K * 2;
   printf(
-      "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches\n",
-      E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters);
+      "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches, "
+      "%d weight copies\n",
+      E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters, rotate);
   printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);

@@ -145,6 +145,39 @@ XS_DEV void xs_tma_load_5d(void* dst, const CUtensorMap* map, uint64_t* bar, int
                : "memory");
 }
 
+/* L2 eviction policies for the loads below (createpolicy.fractional, the whole access): 1
+ * evict_first (streamed once: leave the line first), 2 evict_last (reused: keep), else
+ * evict_normal. */
+XS_DEV uint64_t xs_l2_policy(int kind) {
+  uint64_t pol;
+  if (kind == 1)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  else if (kind == 2)
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+/* xs_tma_load_3d with an L2 cache policy (.L2::cache_hint; `policy` from xs_l2_policy). */
+XS_DEV void xs_tma_load_3d_hint(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
+                                int32_t c1, int32_t c2, uint64_t policy) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(xs_smem_u32(dst)),
+               "l"(map), "r"(xs_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
+               : "memory");
+}
+
+/* xs_tma_load_5d with an L2 cache policy. */
+XS_DEV void xs_tma_load_5d_hint(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
+                                int32_t c1, int32_t c2, int32_t c3, int32_t c4, uint64_t policy) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [%0], [%1, {%3, %4, %5, %6, %7}], [%2], %8;" ::"r"(xs_smem_u32(dst)),
+               "l"(map), "r"(xs_smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4),
+               "l"(policy)
+               : "memory");
+}
+
 /* cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group: store the box in shared memory
  * `src` to coordinates (c0, c1); parts outside the tensor's bounds are not written. Commit with
  * xs_bulk_commit; the writing threads must have run xs_fence_proxy_async_smem (and a barrier)

@@ -383,6 +383,15 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
+  /* L2 cache policies of the TMA loads (gemm_internal.h). v7 with tiles of 16 or 32 tokens
+   * streams its weights with evict_first: session 10 (bench_gemm_probe_v7 --hints, with the
+   * weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch on 9 of
+   * 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 % less at
+   * E=8 but 5-7 % more at E=64, so it loads without a policy there. v2-v6 and v11-v13 lost 2-7 %
+   * with B evict_first at 128 tokens per expert and load without one (src/kernels/gemm/
+   * README.md, "Tuning round 16"). The probe may override (xsg_probe.l2_hint). */
+  p.l2_hint = t.version == XS_GEMM_V7 && t.tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
+  if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
@@ -489,7 +498,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

@@ -16,6 +16,10 @@
 #define XSG_MASKED_MAX_EXPERTS 256
 
 /* Everything a kernel needs besides the tensor maps; passed by value (__grid_constant__). */
+/* L2 cache-policy kinds of xsg_params.l2_hint (xs_l2_policy in ptx/hopper.cuh). */
+#define XSG_L2_EVICT_FIRST 1
+#define XSG_L2_EVICT_LAST 2
+
 typedef struct xsg_params {
   xsg_grid grid; /* tiles: groups x m_blocks x n_blocks, raster order */
   int layout;    /* xs_gemm_layout */
@@ -40,6 +44,10 @@ typedef struct xsg_params {
   int trace_cap;
   int probe_delay_ns; /* probe modes 5 and 8: odd CTAs start this much later (0: not) */
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
+  int l2_hint; /* L2 cache policies of the TMA loads (v2-v6, v11-v13, v7; v9 ignores it): A's
+                  kind | B's kind << 2, a kind being 0 none (no .L2::cache_hint),
+                  XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST or 3 evict_normal. The library: B
+                  evict_first for v7, else none (gemm.cu); the probe may set any */
   int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
                 two streams (sched.h xsg_v7_split_position) */
 } xsg_params;
@@ -87,6 +95,8 @@ typedef struct xsg_probe_t {
                    4 256 B */
   int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
   int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
+  int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy
+                   at all); 0: the library's */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

@@ -482,10 +482,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (kb == 0) info[s] = ti;
         xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
                                                         : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, ti.row0, a_batch);
-        xs_tma_load_3d(sb, &map_b, &full[s], kb * cfg::BK, b_row0, b_batch);
-        if (b_row1 < p.N)
-          xs_tma_load_3d(sb + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK, b_row1, b_batch);
+        /* L2 cache policies (gemm_internal.h xsg_params.l2_hint; none unless the probe sets one) */
+        auto tma = [&](void* dst, const CUtensorMap* map, int row, int batch, int kind) {
+          if (kind)
+            xs_tma_load_3d_hint(dst, map, &full[s], kb * cfg::BK, row, batch, xs_l2_policy(kind));
+          else
+            xs_tma_load_3d(dst, map, &full[s], kb * cfg::BK, row, batch);
+        };
+        tma(sa, &map_a, ti.row0, a_batch, p.l2_hint & 3);
+        tma(sb, &map_b, b_row0, b_batch, p.l2_hint >> 2);
+        if (b_row1 < p.N) tma(sb + cfg::B_BYTES / 2, &map_b, b_row1, b_batch, p.l2_hint >> 2);
       };
       /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
        * wait; spec < STAGES: no wrap). */
