@@ -1,15 +1,18 @@
 /* gemm_probe.cu — where v3's time goes on one grouped GEMM case, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
- *                    [--delay NS] [--band B] [--lean] [--energy] [--hints]
+ *                    [--delay NS] [--band B] [--lean] [--energy] [--hints] [--rotate W]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
  * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's); --lean:
  * time only cuBLAS, v3, v11, v13 and v8 (no light rows between the full GEMMs); --energy: then
  * the joules per launch of those rows (gemm_probe_common.h probe_energy); --hints: time only
- * cuBLAS and v3, v3 also with L2 cache policies on its TMA loads (xsg_probe.l2_hint: B
- * evict_first, A evict_last, both, A evict_first, B evict_normal, B first A normal). Rows, timed in
+ * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
+ * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
+ * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10.
+ * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
+ * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed in
  * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
  * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
@@ -37,18 +40,20 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  int band = 0, lean = 0, energy = 0, hints = 0;
+  int band = 0, lean = 0, energy = 0, hints = 0, rotate = 1;
   const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
                             {"--N", &N, 0},           {"--K", &K, 0},
                             {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
                             {"--window", &window, 1}, {"--silu", &silu, 1},
                             {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
                             {"--band", &band, 0},     {"--lean", &lean, 1},
-                            {"--energy", &energy, 1}, {"--hints", &hints, 1}};
+                            {"--energy", &energy, 1}, {"--hints", &hints, 1},
+                            {"--rotate", &rotate, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-  if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64) {
-    fprintf(stderr,
-            "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band 0..64\n");
+  if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64 ||
+      rotate < 1 || rotate > 16) {
+    fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band "
+                    "0..64, rotate 1..16\n");
     return 2;
   }
   probe_require_gpu();
@@ -68,7 +73,17 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(d_off, off.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
   cublasHandle_t h = probe_setup(A, (size_t)rows * K, B, (size_t)E * N * K);
-  auto cublas = [&]() { probe_cublas_batched(h, A, B, Cb, E, T, N, K); };
+  /* --rotate: copies of the weights (the same values), launch i of a row reads copy i % W */
+  std::vector<__nv_bfloat16*> Bs(1, B);
+  for (int r = 1; r < rotate; r++) {
+    __nv_bfloat16* Br;
+    CK(cudaMalloc(&Br, (size_t)E * N * K * 2));
+    CK(cudaMemcpy(Br, B, (size_t)E * N * K * 2, cudaMemcpyDeviceToDevice));
+    Bs.push_back(Br);
+  }
+  auto cublas = [&, n = 0]() mutable {
+    probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
+  };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = masked ? XS_GEMM_GROUPED_MASKED : XS_GEMM_GROUPED_CONTIG;
   a.M = masked ? T : rows, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V3;
@@ -89,8 +104,10 @@ int main(int argc, char** argv) {
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
   /* mode: a probe mode of v3 (0: v3 itself). */
-  auto ours = [&](int mode, int hint = 0) {
-    return [&, mode, hint]() {
+  auto ours = [&](int mode, int hint = 0, int promo = 0) {
+    return [&, mode, hint, promo, n = 0]() mutable {
+      a.B = Bs[n++ % rotate];
+      xsg_probe.l2_promo = promo;
       xsg_probe.v3_mode = mode;
       xsg_probe.trace = trace;
       xsg_probe.trace_cap = cap;
@@ -99,6 +116,8 @@ int main(int argc, char** argv) {
       xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v3_mode = 0;
       xsg_probe.l2_hint = 0;
+      xsg_probe.l2_promo = 0;
+      a.B = B;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
         exit(1);
@@ -108,9 +127,10 @@ int main(int argc, char** argv) {
 
   /* Another version as the library runs it (no probe mode). */
   auto version = [&](xs_gemm_version v) {
-    return [&, v]() {
+    return [&, v, n = 0]() mutable {
       xs_gemm_args av = a;
       av.version = v;
+      av.B = Bs[n++ % rotate];
       if (xs_gemm_run(&av, epi, sched, probe_stream) != XS_OK) {
         fprintf(stderr, "gemm_probe: v%d: %s\n", (int)v, xs_last_error());
         exit(1);
@@ -126,8 +146,8 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::function<void()>>> checked = {
       {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
       {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)},
-      {"v3, B first", ours(0, 4)}, {"v3, A last", ours(0, 2)},
-      {"v3, B first A last", ours(0, 6)},    {"v11, B first A last", ours(1, 6)}};
+      {"v3, none, 256 B", ours(0, 16, 4)}, {"v3, B first, 128 B", ours(0, 4, 3)},
+      {"v11, none, 256 B", ours(1, 16, 4)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
@@ -151,16 +171,20 @@ int main(int argc, char** argv) {
     return full;
   };
   if (lean) rs = full_rows(rs);
-  if (hints) /* xsg_params.l2_hint: A's kind | B's kind << 2 (1 first, 2 last, 3 normal) */
-    rs = {{"cublas strided batched", cublas, {}}, {"v3", ours(0), {}},
-          {"v3, B first", ours(0, 4), {}},        {"v3, A last", ours(0, 2), {}},
-          {"v3, B first A last", ours(0, 6), {}}, {"v3, A first", ours(0, 1), {}},
-          {"v3, B normal", ours(0, 12), {}},      {"v3, B first A normal", ours(0, 7), {}}};
+  /* xsg_params.l2_hint: A's kind | B's kind << 2 (1 first, 2 last; 16: no policy); promo: the
+   * maps' L2 promotion (xsg_probe.l2_promo: 3 128 B, 4 256 B; 0 the library's) */
+  if (hints)
+    rs = {{"cublas strided batched", cublas, {}},   {"v3", ours(0), {}},
+          {"v3, none, 256 B", ours(0, 16, 4), {}},  {"v3, A last, 256 B", ours(0, 2, 4), {}},
+          {"v3, none, 128 B", ours(0, 16, 3), {}},  {"v3, B first, 128 B", ours(0, 4, 3), {}},
+          {"v11 (mode 1)", ours(1), {}},            {"v11, none, 256 B", ours(1, 16, 4), {}}};
 
   const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;
-  printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches\n", E, T, N, K,
-         silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters);
+  printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches, %d weight "
+         "copies\n",
+         E, T, N, K, silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters,
+         rotate);
   printf("  %-28s %9s %9s %8s %8s\n", "row", "ms", "TFLOP/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);

@@ -540,6 +540,35 @@ static void test_v8_ctas(void) {
   XT_EQ_INT(xsg_v8_ctas(400, 66, 1000), 400); /* more than fit at once: correct, just queued */
 }
 
+/* The L2 policy rule (sched.h xsg_l2_choice): which launches get which cache policy. */
+static void test_l2_choice(void) {
+  /* weights read once: every expert has at most one 128-row block */
+  XT_EQ_INT(xsg_weights_once(2, 128, 64), 1);  /* MASKED, buffer of 128 rows per expert */
+  XT_EQ_INT(xsg_weights_once(2, 129, 64), 0);  /* two m-blocks possible */
+  XT_EQ_INT(xsg_weights_once(1, 8192, 64), 1); /* CONTIG, 128 rows per expert on average */
+  XT_EQ_INT(xsg_weights_once(1, 8193, 64), 0);
+  XT_EQ_INT(xsg_weights_once(1, 128, 0), 0);  /* no experts: not grouped work */
+  XT_EQ_INT(xsg_weights_once(0, 128, 1), 0);  /* DENSE: never */
+  int promo = -1;
+  /* v7: B evict_first (1 << 2) at tiles of 16 and 32 tokens, nothing at 64; never 128 B */
+  XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, &promo), 4);
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 32, 2, 32, 64, &promo), 4);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 64, 2, 64, 64, &promo), 0);
+  XT_EQ_INT(promo, 0);
+  /* the 128-row kernels: A evict_last (2) and 128-byte promotion when the weights are read once */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 8192, 64, &promo), 2);
+  XT_EQ_INT(promo, 1);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, &promo), 2);
+  XT_EQ_INT(promo, 1);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 4096, 8, &promo), 0); /* T=512: four m-blocks */
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, &promo), 0); /* DENSE */
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(0, 0, 128, 1, 8192, 64, &promo), 0); /* v8 / v10 / v1: none */
+  XT_EQ_INT(promo, 0);
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -563,6 +592,7 @@ int main(void) {
   XT_RUN(test_pairs_masked);
   XT_RUN(test_pairs_contig);
   XT_RUN(test_v8_ctas);
+  XT_RUN(test_l2_choice);
   XT_RUN(test_cdiv);
   return XT_END();
 }

@@ -261,22 +261,25 @@ xs_result get_encode(encode_fn* out) {
   return XS_OK;
 }
 
-/* A bf16 tensor map of `rank` dimensions (dims, byte strides of dims 1.., box), 128B swizzle, the
- * L2 promotion the probe may override (xsg_probe.l2_promo; the library's: 256 B). `what` and
- * the first three dims name the tensor in the error. */
+/* A bf16 tensor map of `rank` dimensions (dims, byte strides of dims 1.., box), 128B swizzle, L2
+ * promotion `promo` (the table's index: 0 256 B, the default; 3 128 B), which the probe may
+ * override (xsg_probe.l2_promo). `what` and the first three dims name the tensor in the error. */
 xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64_t* dims,
-                      const cuuint64_t* strides, const cuuint32_t* box, const char* what) {
+                      const cuuint64_t* strides, const cuuint32_t* box, const char* what,
+                      int promo = 0) {
   encode_fn enc = NULL;
   XSI_CHECK(get_encode(&enc));
   const cuuint32_t elem[5] = {1, 1, 1, 1, 1};
-  static const CUtensorMapL2promotion promo[5] = {
+  static const CUtensorMapL2promotion promos[5] = {
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
-  const int pi = xsg_probe.l2_promo >= 0 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo : 0;
+  const int pi = xsg_probe.l2_promo >= 1 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo
+                 : promo >= 0 && promo <= 4                       ? promo
+                                                                  : 0;
   const CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void*)base, dims,
                          strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                         CU_TENSOR_MAP_SWIZZLE_128B, promo[pi], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                         CU_TENSOR_MAP_SWIZZLE_128B, promos[pi], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return xsi_set_error(XS_ERR_CUDA, "gemm: tensor map for %s (%llu x %llu x %llu): error %d",
                          what, (unsigned long long)dims[0], (unsigned long long)dims[1],
@@ -284,13 +287,14 @@ xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64
   return XS_OK;
 }
 
-/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1} and 128B swizzle. */
+/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1}, 128B swizzle and L2
+ * promotion `promo` (encode_bf16). */
 xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows, int64_t batch,
-                   int box_rows, const char* what) {
+                   int box_rows, const char* what, int promo = 0) {
   const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
   const cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
   const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
-  return encode_bf16(m, base, 3, dims, strides, box, what);
+  return encode_bf16(m, base, 3, dims, strides, box, what, promo);
 }
 
 /* v7's narrow SiLU*mul tile: B [batch][N = 2I rows][K] as the 5-D tensor {K, 8 rows, gate | up,
@@ -383,15 +387,23 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
-  /* L2 cache policies of the TMA loads (gemm_internal.h). v7 with tiles of 16 or 32 tokens
-   * streams its weights with evict_first: session 10 (bench_gemm_probe_v7 --hints, with the
-   * weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch on 9 of
-   * 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 % less at
-   * E=8 but 5-7 % more at E=64, so it loads without a policy there. v2-v6 and v11-v13 lost 2-7 %
-   * with B evict_first at 128 tokens per expert and load without one (src/kernels/gemm/
-   * README.md, "Tuning round 16"). The probe may override (xsg_probe.l2_hint). */
-  p.l2_hint = t.version == XS_GEMM_V7 && t.tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
+  /* L2 cache policies of the TMA loads (sched.h xsg_l2_choice; gemm_internal.h). v7 with tiles
+   * of 16 or 32 tokens streams its weights evict_first: session 10 (bench_gemm_probe_v7 --hints,
+   * with the weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch
+   * on 9 of 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 %
+   * less at E=8 but 5-7 % more at E=64, so it loads without a policy there. The 128-row
+   * kernels lost 2-7 % with B evict_first at 128 tokens per expert; where each expert's weights
+   * are read once they keep the tokens evict_last and promote 128-byte lines
+   * (src/kernels/gemm/README.md, "Tuning round 16"). The probe may override either. */
+  const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
+                     t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
+                     t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
+                     t.version == XS_GEMM_V12 || t.version == XS_GEMM_V13;
+  int promo128 = 0;
+  p.l2_hint = xsg_l2_choice(t.version == XS_GEMM_V7, hopper, t.tile_m, (int)a->layout, a->M,
+                            a->experts, &promo128);
   if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
+  const int promo = promo128 ? 3 : 0; /* encode_bf16's table: 3 = 128 B, 0 = 256 B */
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
@@ -481,8 +493,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     }
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
-    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A", promo));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B", promo));
     /* v4 and v6 store with 16-byte stores and v12 straight from registers: no C map (v5 with
      * SiLU needs none either: its map is built but not used). */
     if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6 &&

@@ -46,8 +46,8 @@ typedef struct xsg_params {
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
   int l2_hint; /* L2 cache policies of the TMA loads (v2-v6, v11-v13, v7; v9 ignores it): A's
                   kind | B's kind << 2, a kind being 0 none (no .L2::cache_hint),
-                  XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST or 3 evict_normal. The library: B
-                  evict_first for v7, else none (gemm.cu); the probe may set any */
+                  XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST or 3 evict_normal. The library's:
+                  sched.h xsg_l2_choice (gemm.cu); the probe may set any */
   int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
                 two streams (sched.h xsg_v7_split_position) */
 } xsg_params;
@@ -91,8 +91,8 @@ typedef struct xsg_probe_t {
   int delay_ns; /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
                    that half the CTAs reach their tile boundaries out of step with the others */
   int v7_mode;  /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
-  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B), 1 none, 2 64 B, 3 128 B,
-                   4 256 B */
+  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B, or 128 B where
+                   sched.h xsg_l2_choice says), 1 none, 2 64 B, 3 128 B, 4 256 B */
   int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
   int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
   int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy

@@ -107,6 +107,35 @@ XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int gro
   return best_v;
 }
 
+/* ---- L2 cache policies of the TMA loads (session 10; src/kernels/gemm/README.md, "Tuning
+ * round 16") ----
+ * Whether a grouped problem reads each expert's weights once: every expert has at most one
+ * 128-row block of tokens (MASKED: the buffer's M rows per expert; CONTIG: M / experts on
+ * average). layout: 0 DENSE, 1 CONTIG, 2 MASKED (xs_gemm_layout). DENSE: 0. */
+XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
+  if (layout == 2) return M <= 128;
+  if (layout == 1) return experts > 0 && M <= (int64_t)128 * experts;
+  return 0;
+}
+
+/* The library's L2 policy for a launch: xsg_params.l2_hint (A's kind | B's kind << 2: 1
+ * evict_first, 2 evict_last) and *promo128 (1: the A and B tensor maps promote 128-byte L2
+ * lines, 0: 256 bytes). v7 (v7 = 1) with tiles of <= 32 tokens streams its weights evict_first;
+ * the 128-row kernels (v2-v6, v11-v13: hopper = 1) keep the tokens evict_last and promote
+ * 128 bytes when each expert's weights are read once (xsg_weights_once); everything else loads
+ * with no policy and 256-byte promotion. Measured on the H200 (bench_gemm_probe[_v7] --hints):
+ * the README's round 16. */
+XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, int experts,
+                         int* promo128) {
+  *promo128 = 0;
+  if (v7) return tile_m <= 32 ? 1 << 2 : 0;
+  if (hopper && xsg_weights_once(layout, M, experts)) {
+    *promo128 = 1;
+    return 2;
+  }
+  return 0;
+}
+
 /* ---- v7: token-major tiles, several tile streams per CTA ----
  * v7 puts the weights on the wgmma M side and the tokens on its N side (src/kernels/gemm/
  * README.md), so its tile height (output rows = tokens) is small: the least of 16, 32, 64 that
