@@ -387,23 +387,6 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
-  /* L2 cache policies of the TMA loads (sched.h xsg_l2_choice; gemm_internal.h). v7 with tiles
-   * of 16 or 32 tokens streams its weights evict_first: session 10 (bench_gemm_probe_v7 --hints,
-   * with the weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch
-   * on 9 of 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 %
-   * less at E=8 but 5-7 % more at E=64, so it loads without a policy there. The 128-row
-   * kernels lost 2-7 % with B evict_first at 128 tokens per expert; where each expert's weights
-   * are read once they keep the tokens evict_last and promote 128-byte lines
-   * (src/kernels/gemm/README.md, "Tuning round 16"). The probe may override either. */
-  const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
-                     t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
-                     t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
-                     t.version == XS_GEMM_V12 || t.version == XS_GEMM_V13;
-  int promo128 = 0;
-  p.l2_hint = xsg_l2_choice(t.version == XS_GEMM_V7, hopper, t.tile_m, (int)a->layout, a->M,
-                            a->experts, &promo128);
-  if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
-  const int promo = promo128 ? 3 : 0; /* encode_bf16's table: 3 = 128 B, 0 = 256 B */
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
@@ -427,6 +410,25 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   }
   device_info dev;
   XSI_CHECK(query_device(&dev));
+  /* L2 cache policies of the TMA loads (sched.h xsg_l2_choice; gemm_internal.h). v7 with tiles
+   * of 16 or 32 tokens streams its weights evict_first: session 10 (bench_gemm_probe_v7 --hints,
+   * with the weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch
+   * on 9 of 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 %
+   * less at E=8 but 5-7 % more at E=64, so it loads without a policy there. Where each
+   * expert's weights are read once (128 tokens per expert) the 128-row kernels promote 128-byte
+   * lines and stream the weights evict_first when every tile fits in one wave (E=8: 0-5.9 %
+   * less time), else keep the tokens evict_last (E=64: 1.0-4.6 % less; B evict_first there cost
+   * up to 3.6 % at E=16-32 on the long-K shapes) (src/kernels/gemm/README.md, "Tuning round
+   * 16"). The probe may override either. */
+  const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
+                     t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
+                     t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
+                     t.version == XS_GEMM_V12 || t.version == XS_GEMM_V13;
+  int promo128 = 0;
+  p.l2_hint = xsg_l2_choice(t.version == XS_GEMM_V7, hopper, t.tile_m, (int)a->layout, a->M,
+                            a->experts, t.count, dev.sms, &promo128);
+  if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
+  const int promo = promo128 ? 3 : 0; /* encode_bf16's table: 3 = 128 B, 0 = 256 B */
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
   if (ctas > p.positions) ctas = p.positions;
   if (t.version == XS_GEMM_V7 && !sched.max_ctas) ctas = xsg_v7_ctas(p.positions, dev.sms);
