@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (kb == 0) info[s] = ti;
         xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
                                                         : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-        /* L2 cache policies (gemm_internal.h xsg_params.l2_hint; none unless the probe sets one) */
+        /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice) */
         auto tma = [&](void* dst, const CUtensorMap* map, int row, int batch, int kind) {
           if (kind)
             xs_tma_load_3d_hint(dst, map, &full[s], kb * cfg::BK, row, batch, xs_l2_policy(kind));

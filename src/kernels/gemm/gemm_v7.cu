@@ -338,24 +338,24 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
           uint8_t* slot = ring + s * cfg::SLOT;
           xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
           if (TRACE && first) trace[26 + st] = xs_clock64();
-          /* L2 cache policies (gemm_internal.h xsg_params.l2_hint) */
-          /* NOTE: v9 (BT = 128) loads without a policy: its producer spilled 4-8 bytes with the
-           * policy branches (and the library gives it none) */
-          const int ka = cfg::BT < 128 ? p.l2_hint & 3 : 0,
-                    kb_ = cfg::BT < 128 ? p.l2_hint >> 2 : 0;
+          /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice).
+           * NOTE: v9 (BT = 128) loads without a policy: its producer spilled 4-8 bytes with the
+           * policy branches (and the library gives it none). */
+          const int kind_a = cfg::BT < 128 ? p.l2_hint & 3 : 0,
+                    kind_b = cfg::BT < 128 ? p.l2_hint >> 2 : 0;
           if (BW == 64 && silu) { /* the 5-D map: {k, 8 rows, gate | up, 8-row group, expert} */
-            if (kb_)
+            if (kind_b)
               xs_tma_load_5d_hint(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
-                                  l.b_batch, xs_l2_policy(kb_));
+                                  l.b_batch, xs_l2_policy(kind_b));
             else
               xs_tma_load_5d(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
                              l.b_batch);
           } else {
-            tma3(slot, &map_b, &my_full[s], kb, l.b_row0, l.b_batch, kb_);
+            tma3(slot, &map_b, &my_full[s], kb, l.b_row0, l.b_batch, kind_b);
           }
           if (BW == 128 && l.b_row1 < p.N)
-            tma3(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb, l.b_row1, l.b_batch, kb_);
-          tma3(slot + cfg::B_BYTES, &map_a, &my_full[s], kb, l.row0, l.a_batch, ka);
+            tma3(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb, l.b_row1, l.b_batch, kind_b);
+          tma3(slot + cfg::B_BYTES, &map_a, &my_full[s], kb, l.row0, l.a_batch, kind_a);
           if (TRACE && first) trace[2 + st] = xs_clock64(), first = false;
           if (++s == cfg::STAGES) {
             s = 0;
