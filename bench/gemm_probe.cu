@@ -73,14 +73,8 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(d_off, off.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d_cnt, cnt.data(), E * 4, cudaMemcpyHostToDevice));
   cublasHandle_t h = probe_setup(A, (size_t)rows * K, B, (size_t)E * N * K);
-  /* --rotate: copies of the weights (the same values), launch i of a row reads copy i % W */
-  std::vector<__nv_bfloat16*> Bs(1, B);
-  for (int r = 1; r < rotate; r++) {
-    __nv_bfloat16* Br;
-    CK(cudaMalloc(&Br, (size_t)E * N * K * 2));
-    CK(cudaMemcpy(Br, B, (size_t)E * N * K * 2, cudaMemcpyDeviceToDevice));
-    Bs.push_back(Br);
-  }
+  /* --rotate: launch i of a row reads weight copy i % W */
+  const std::vector<__nv_bfloat16*> Bs = probe_weight_copies(B, (size_t)E * N * K, rotate);
   auto cublas = [&, n = 0]() mutable {
     probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
   };

@@ -138,6 +138,20 @@ static inline cublasHandle_t probe_setup(__nv_bfloat16* A, size_t a_elems, __nv_
   return h;
 }
 
+/* --rotate W: B itself and W - 1 copies of its `elems` values, for rows whose launch i reads
+ * copy i % W (a launch then finds in L2 the previous launch's lines, not its own). */
+static inline std::vector<__nv_bfloat16*> probe_weight_copies(__nv_bfloat16* B, size_t elems,
+                                                              int copies) {
+  std::vector<__nv_bfloat16*> bs(1, B);
+  for (int r = 1; r < copies; r++) {
+    __nv_bfloat16* br;
+    CK(cudaMalloc(&br, elems * 2));
+    CK(cudaMemcpy(br, B, elems * 2, cudaMemcpyDeviceToDevice));
+    bs.push_back(br);
+  }
+  return bs;
+}
+
 /* cuBLAS strided-batched: Cb[e] (T x N) = A[e] (T x K) . B[e] (N x K)^T for E experts. */
 static inline void probe_cublas_batched(cublasHandle_t h, const __nv_bfloat16* A,
                                         const __nv_bfloat16* B, __nv_bfloat16* Cb, int E, int T,

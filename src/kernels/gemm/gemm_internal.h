@@ -16,10 +16,6 @@
 #define XSG_MASKED_MAX_EXPERTS 256
 
 /* Everything a kernel needs besides the tensor maps; passed by value (__grid_constant__). */
-/* L2 cache-policy kinds of xsg_params.l2_hint (xs_l2_policy in ptx/hopper.cuh). */
-#define XSG_L2_EVICT_FIRST 1
-#define XSG_L2_EVICT_LAST 2
-
 typedef struct xsg_params {
   xsg_grid grid; /* tiles: groups x m_blocks x n_blocks, raster order */
   int layout;    /* xs_gemm_layout */
@@ -46,8 +42,8 @@ typedef struct xsg_params {
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
   int l2_hint; /* L2 cache policies of the TMA loads (v2-v6, v11-v13, v7; v9 ignores it): A's
                   kind | B's kind << 2, a kind being 0 none (no .L2::cache_hint),
-                  XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST or 3 evict_normal. The library's:
-                  sched.h xsg_l2_choice (gemm.cu); the probe may set any */
+                  XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST (sched.h) or 3 evict_normal. The
+                  library's: sched.h xsg_l2_choice (gemm.cu); the probe may set any */
   int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
                 two streams (sched.h xsg_v7_split_position) */
 } xsg_params;

@@ -109,7 +109,11 @@ XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int gro
 
 /* ---- L2 cache policies of the TMA loads (session 10; src/kernels/gemm/README.md, "Tuning
  * round 16") ----
- * Whether a grouped problem reads each expert's weights once: every expert has at most one
+ * Kinds of xsg_params.l2_hint (gemm_internal.h; xs_l2_policy in ptx/hopper.cuh): */
+#define XSG_L2_EVICT_FIRST 1
+#define XSG_L2_EVICT_LAST 2
+
+/* Whether a grouped problem reads each expert's weights once: every expert has at most one
  * 128-row block of tokens (MASKED: the buffer's M rows per expert; CONTIG: M / experts on
  * average). layout: 0 DENSE, 1 CONTIG, 2 MASKED (xs_gemm_layout). DENSE: 0. */
 XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
@@ -129,10 +133,10 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
 XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, int experts,
                          int64_t tiles, int sms, int* promo128) {
   *promo128 = 0;
-  if (v7) return tile_m <= 32 ? 1 << 2 : 0;
+  if (v7) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
   if (hopper && xsg_weights_once(layout, M, experts)) {
     *promo128 = 1;
-    return tiles <= sms ? 1 << 2 : 2;
+    return tiles <= sms ? XSG_L2_EVICT_FIRST << 2 : XSG_L2_EVICT_LAST;
   }
   return 0;
 }
