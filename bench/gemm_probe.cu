@@ -13,7 +13,7 @@
  * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10.
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed in
- * interleaved rounds, the order rotated by one per round (median ms per launch; ratio = cuBLAS /
+ * interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS /
  * row, median of per-round ratios; gemm_probe_common.h):
  *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
  *   v3                       XS_GEMM_V3, as the library runs it

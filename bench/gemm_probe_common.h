@@ -1,7 +1,7 @@
 /* gemm_probe_common.h — what bench/gemm_probe.cu and bench/gemm_probe_v7.cu share: an error
  * check, a hash fill independent of the library's, the cuBLAS strided-batched baseline, the
  * check of one row's output against it (outputs poisoned first, SiLU*mul applied on the host),
- * and interleaved timing of rows (batches of back-to-back launches, the order rotated per round;
+ * and interleaved timing of rows (batches of back-to-back launches, the order shuffled per round;
  * a row's ratio is the median over rounds of baseline time / row time). Header-only, probe use
  * only. Every launch goes to probe_stream (a created stream, so that a batch can be captured:
  * --graph times each row's batch as one CUDA graph, which takes the host's launch path out of
@@ -27,6 +27,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "kernels/gemm/bench.h" /* xsg_round_order */
 
 /* The probe's name in its messages (each probe defines it before including this). */
 #ifndef PROBE_NAME
@@ -201,9 +203,9 @@ static inline int probe_check(const std::string& name, const std::function<void(
 }
 
 /* Three warm-up launches per row, then `rounds` rounds of one batch per row (>= 2 ms of the first
- * row, the baseline), the order rotated by one per round; fills each row's ms (and host_us in
- * stream mode). With probe_graph each row's batch is captured once as a CUDA graph and each
- * round launches that graph. Returns the launches per batch. */
+ * row, the baseline), the order shuffled per round (xsg_round_order, kernels/gemm/bench.h); fills
+ * each row's ms (and host_us in stream mode). With probe_graph each row's batch is captured once as
+ * a CUDA graph and each round launches that graph. Returns the launches per batch. */
 static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -231,9 +233,11 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
       CK(cudaGraphDestroy(g));
       CK(cudaGraphLaunch(graphs[j], probe_stream)); /* warm-up */
     }
-  for (int round = 0; round < rounds; round++)
+  std::vector<int> order(n);
+  for (int round = 0; round < rounds; round++) {
+    xsg_round_order(order.data(), (int)n, round);
     for (size_t j = 0; j < n; j++) {
-      const size_t k = (j + round) % n;
+      const size_t k = (size_t)order[j];
       probe_row& r = rs[k];
       CK(cudaEventRecord(e0, probe_stream));
       const auto h0 = std::chrono::steady_clock::now();
@@ -251,6 +255,7 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
       if (!probe_graph)
         r.host_us.push_back(std::chrono::duration<double, std::micro>(h1 - h0).count() / iters);
     }
+  }
   for (cudaGraphExec_t g : graphs)
     if (g) CK(cudaGraphExecDestroy(g));
   CK(cudaEventDestroy(e0));

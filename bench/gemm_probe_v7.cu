@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   for (size_t i = 1; i < rs.size(); i++)
     if (probe_check(rs[i].name, rs[i].run, C, hb, rows, N, n_out, silu)) return 1;
 
-  /* ---- interleaved timing (batches of back-to-back launches, the order rotated per round) ---- */
+  /* ---- interleaved timing (batches of back-to-back launches, shuffled per round) ---- */
   const int iters = probe_time(rs, rounds);
   const double bytes = (double)E * N * K * 2;
   printf(

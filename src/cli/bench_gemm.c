@@ -16,9 +16,10 @@
 
 /* Rows per case: the dense long shapes have up to 28 (cuBLAS, v1-v6, v8, v11-v13, AUTO and AUTO
  * with PDL, bands 4 and 16, hooks v2-v6, v8, v11-v13, cuBLAS and AUTO alone; hook rows are
- * dropped first when they do not fit), a grouped case up to 30 (six cuBLAS baselines: dense,
+ * dropped first when they do not fit), a grouped case up to 31 (six cuBLAS baselines: dense,
  * loop, strided- and grouped-batched, both again followed by SiLU*mul; v1, contig and masked
- * v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL, two contig bands). */
+ * v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL, two contig bands, and the
+ * strided-batched A/A control). */
 #define MAX_ROWS 32
 
 typedef struct summary_line {
@@ -85,11 +86,14 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
   print_case(title, detail, rows, n, json, first_json);
   if (json && c->grouped && res == XS_OK) {
     /* One object per grouped case: AUTO against cuBLAS's batched paths (null: not run). */
-    const double v[4] = {vs.strided, vs.grouped, vs.strided_unfused, vs.grouped_unfused};
-    const char* k[4] = {"vs_strided", "vs_grouped", "vs_strided_unfused", "vs_grouped_unfused"};
+    const double v[7] = {vs.strided,    vs.grouped,    vs.strided_unfused, vs.grouped_unfused,
+                         vs.strided_lo, vs.strided_hi, vs.control};
+    const char* k[7] = {"vs_strided",         "vs_grouped",       "vs_strided_unfused",
+                        "vs_grouped_unfused", "vs_strided_ci_lo", "vs_strided_ci_hi",
+                        "strided_aa_control"};
     printf("%s  {\"case\": \"%s\", \"kernel\": \"auto vs cublas batched\"",
            *first_json ? "" : ",\n", title);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 7; i++)
       isnan(v[i]) ? printf(", \"%s\": null", k[i]) : printf(", \"%s\": %.4f", k[i], v[i]);
     printf("}");
     *first_json = 0;
@@ -185,9 +189,9 @@ int cli_bench_gemm(int argc, char** argv) {
     return 1;
   }
   if (!json)
-    printf("# xstage bench gemm on %s; ratio = median over interleaved rounds of cuBLAS time /"
-           " row time (first row: cuBLAS)\n",
-           gpu);
+    printf("# xstage bench gemm on %s (2-CTA clusters co-resident: %d); ratio = median over"
+           " interleaved rounds of cuBLAS time / row time (first row: cuBLAS)\n",
+           gpu, xsg_bench_clusters2());
   if (json) printf("[\n");
 
   summary_line sum[64];
@@ -245,12 +249,18 @@ int cli_bench_gemm(int argc, char** argv) {
          " grouped: cuBLAS = one dense GEMM of the same total size, pad = contiguous padding\n"
          "# rows (counted as no work), a/cuBL+pad = the ratio with them counted; a/strd, a/grpd:"
          " AUTO against cuBLAS strided-\n# and grouped-batched (GEMM only), a/unf: against the"
-         " faster of them followed by a SiLU*mul kernel (> 1: ours faster)\n");
-  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %6s %6s\n", "case",
-         "cuBLAS", "best", "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%", "a/cu+pad",
-         "target", "verdict", "valid", "a/strd", "a/grpd", "a/unf");
-  /* AUTO against cuBLAS's batched paths: cases where it is faster, of those where each ran. */
-  int faster[3] = {0, 0, 0}, ran[3] = {0, 0, 0};
+         " faster of them followed by a SiLU*mul kernel (> 1: ours faster);\n# strd 95%%: the 95 %%"
+         " interval of a/strd's median over the rounds, and where it lies: > (above 1), ="
+         " (holds 1), < (below 1);\n# A/A: cuBLAS strided-batched timed again among our rows,"
+         " against itself (its distance from 1: what a row's place in the round does)\n");
+  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %-15s %6s %6s %6s\n",
+         "case", "cuBLAS", "best", "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%",
+         "a/cu+pad", "target", "verdict", "valid", "a/strd", "strd 95%", "A/A", "a/grpd", "a/unf");
+  /* AUTO against cuBLAS's batched paths: cases where it is faster, of those where each ran;
+   * against strided-batched also where the interval lies (above 1, holding 1, below 1), and
+   * the range of the A/A control. */
+  int faster[3] = {0, 0, 0}, ran[3] = {0, 0, 0}, side[3] = {0, 0, 0}, aa_n = 0;
+  double aa_lo = INFINITY, aa_hi = -INFINITY;
   for (int i = 0; i < ns; i++) {
     const summary_line* s = &sum[i];
     const int met = s->a_ratio >= s->target && (!s->need_loop || s->a_loop > 1.0);
@@ -271,14 +281,34 @@ int cli_bench_gemm(int argc, char** argv) {
       ran[k]++;
       faster[k] += v[k] > 1.0;
     }
-    printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %6s %6s\n",
+    char ci[24] = "-", ctl[16] = "-";
+    if (s->valid && !isnan(v[0]) && !isnan(s->vs.strided_lo)) {
+      const int where = s->vs.strided_lo > 1.0 ? 0 : s->vs.strided_hi < 1.0 ? 2 : 1;
+      side[where]++;
+      snprintf(ci, sizeof ci, "%.3f-%.3f %c", s->vs.strided_lo, s->vs.strided_hi, ">=<"[where]);
+    }
+    if (s->valid && !isnan(s->vs.control)) {
+      aa_lo = fmin(aa_lo, s->vs.control), aa_hi = fmax(aa_hi, s->vs.control), aa_n++;
+      snprintf(ctl, sizeof ctl, "%.3f", s->vs.control);
+    }
+    printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %-15s "
+           "%6s %6s %6s\n",
            s->name, s->base, s->best, s->ratio, s->auto_name, s->autov, s->a_ratio, loop, pad, padr,
-           target, verdict, s->valid ? "yes" : "NO", vt[0], vt[1], vt[2]);
+           target, verdict, s->valid ? "yes" : "NO", vt[0], ci, ctl, vt[1], vt[2]);
   }
   if (ran[0] + ran[1] + ran[2])
     printf("# AUTO (its better layout) faster than cuBLAS: strided-batched (GEMM only) in %d of %d "
            "cases, grouped-batched (GEMM only) in %d of %d, the unfused path (the faster batched "
            "GEMM, then a SiLU*mul kernel) in %d of %d\n",
            faster[0], ran[0], faster[1], ran[1], faster[2], ran[2]);
+  if (side[0] + side[1] + side[2])
+    printf("# against strided-batched, the 95 %% interval of AUTO's median ratio over the rounds: "
+           "above 1 (faster) in %d, holding 1 (a tie within the rounds' spread) in %d, below 1 "
+           "(slower) in %d of %d cases\n",
+           side[0], side[1], side[2], side[0] + side[1] + side[2]);
+  if (aa_n)
+    printf(
+        "# the A/A control (cuBLAS strided-batched against itself): %.3f to %.3f over %d cases\n",
+        aa_lo, aa_hi, aa_n);
   return fails ? 1 : 0;
 }

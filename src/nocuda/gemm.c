@@ -30,6 +30,10 @@ xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int exp
   return XS_OK;
 }
 
+int xsg_bench_clusters2(void) {
+  return -1;
+}
+
 xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
                         size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs) {
   (void)rows;

@@ -1,6 +1,7 @@
 /* test_gemm_sched.c — the GEMM tile scheduler and grouped-layout index math, on the CPU. */
 #include <string.h>
 
+#include "kernels/gemm/bench.h"
 #include "kernels/gemm/sched.h"
 #include "test.h"
 #include "xstage/gemm.h"
@@ -547,8 +548,8 @@ static void test_l2_choice(void) {
   XT_EQ_INT(xsg_weights_once(2, 129, 64), 0);  /* two m-blocks possible */
   XT_EQ_INT(xsg_weights_once(1, 8192, 64), 1); /* CONTIG, 128 rows per expert on average */
   XT_EQ_INT(xsg_weights_once(1, 8193, 64), 0);
-  XT_EQ_INT(xsg_weights_once(1, 128, 0), 0);  /* no experts: not grouped work */
-  XT_EQ_INT(xsg_weights_once(0, 128, 1), 0);  /* DENSE: never */
+  XT_EQ_INT(xsg_weights_once(1, 128, 0), 0); /* no experts: not grouped work */
+  XT_EQ_INT(xsg_weights_once(0, 128, 1), 0); /* DENSE: never */
   int promo = -1;
   /* v7: B evict_first (1 << 2) at tiles of 16 and 32 tokens, nothing at 64; never 128 B */
   XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, 256, 132, &promo), 4);
@@ -570,6 +571,95 @@ static void test_l2_choice(void) {
   XT_EQ_INT(promo, 0);
   XT_EQ_INT(xsg_l2_choice(0, 0, 128, 1, 8192, 64, 1024, 132, &promo), 0); /* v8 / v10 / v1 */
   XT_EQ_INT(promo, 0);
+}
+
+/* The bench's interval for a median: k from Pascal's triangle (an independent count), the
+ * sample sorted, and the coverage it claims seen on simulated samples. */
+static void test_median_interval(void) {
+  double v[40], lo, hi;
+  XT_NEAR(xsg_median_interval(NULL, 0, &lo, &hi), 0.0, 0);
+  XT_CHECK(isnan(lo) && isnan(hi));
+  /* n = 10: k = 2, coverage 1 - 2 (1 + 10) / 1024; n = 20: k = 6, 1 - 2 * 21700 / 2^20 */
+  for (int i = 0; i < 10; i++)
+    v[i] = 10 - i; /* 10 .. 1, reversed */
+  XT_NEAR(xsg_median_interval(v, 10, &lo, &hi), 1.0 - 22.0 / 1024.0, 1e-12);
+  XT_NEAR(lo, 2.0, 0);
+  XT_NEAR(hi, 9.0, 0);
+  for (int i = 0; i < 10; i++)
+    XT_NEAR(v[i], i + 1.0, 0);
+  for (int i = 0; i < 20; i++)
+    v[i] = (i * 7) % 20; /* a permutation of 0..19 */
+  XT_NEAR(xsg_median_interval(v, 20, &lo, &hi), 1.0 - 2.0 * 21700.0 / 1048576.0, 1e-12);
+  XT_NEAR(lo, 5.0, 0);
+  XT_NEAR(hi, 14.0, 0);
+  /* n < 6: [min, max] and 1 - 2^(1-n), below 95 % */
+  for (int i = 0; i < 5; i++)
+    v[i] = 3.0 - i;
+  XT_NEAR(xsg_median_interval(v, 5, &lo, &hi), 1.0 - 1.0 / 16.0, 1e-12);
+  XT_CHECK(lo == -1.0 && hi == 3.0);
+  /* every n up to 40: the largest k whose coverage is >= 95 %, by Pascal's triangle */
+  static double pas[41][41];
+  for (int n = 0; n <= 40; n++)
+    for (int i = 0; i <= n; i++)
+      pas[n][i] = i == 0 || i == n ? 1.0 : pas[n - 1][i - 1] + pas[n - 1][i];
+  for (int n = 6; n <= 40; n++) {
+    int k = 1;
+    double cov = 0;
+    for (int kk = 1; 2 * kk <= n + 1; kk++) {
+      double tail = 0;
+      for (int i = 0; i < kk; i++)
+        tail += pas[n][i];
+      const double c = 1.0 - 2.0 * tail / ldexp(1.0, n);
+      if (c >= 0.95) k = kk, cov = c;
+    }
+    for (int i = 0; i < n; i++)
+      v[i] = i;
+    const double got = xsg_median_interval(v, n, &lo, &hi);
+    XT_CHECK_MSG(fabs(got - cov) < 1e-12 && lo == k - 1 && hi == n - k,
+                 "n %d: coverage %.6f [%g, %g], expected %.6f [%d, %d]", n, got, lo, hi, cov, k - 1,
+                 n - k);
+  }
+  /* simulated: samples of 10 from a uniform law with median 0 */
+  unsigned long long x = 12345;
+  int hit = 0;
+  const int trials = 40000;
+  for (int t = 0; t < trials; t++) {
+    for (int i = 0; i < 10; i++) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      v[i] = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+    }
+    xsg_median_interval(v, 10, &lo, &hi);
+    hit += lo <= 0.0 && 0.0 <= hi;
+  }
+  XT_CHECK_MSG(fabs((double)hit / trials - (1.0 - 22.0 / 1024.0)) < 0.005, "covered %d of %d", hit,
+               trials);
+}
+
+/* The timed rounds' order: a permutation every round, two rows alternating, and with more rows
+ * no row behind the same predecessor in most rounds (what rotation did). */
+static void test_round_order(void) {
+  int o[40], seen[40], pred[40][40];
+  memset(pred, 0, sizeof pred);
+  for (int r = 0; r < 10; r++) {
+    xsg_round_order(o, 31, r);
+    memset(seen, 0, sizeof seen);
+    for (int j = 0; j < 31; j++) {
+      XT_CHECK(o[j] >= 0 && o[j] < 31 && !seen[o[j]]++);
+      if (j > 0 && o[j] >= 0 && o[j] < 31 && o[j - 1] >= 0 && o[j - 1] < 31) pred[o[j]][o[j - 1]]++;
+    }
+  }
+  int worst = 0;
+  for (int a = 0; a < 31; a++)
+    for (int b = 0; b < 31; b++)
+      worst = pred[a][b] > worst ? pred[a][b] : worst;
+  XT_CHECK_MSG(worst <= 3, "a row followed the same row in %d of 10 rounds", worst);
+  for (int r = 0; r < 4; r++) {
+    xsg_round_order(o, 2, r);
+    XT_EQ_INT(o[0], r % 2);
+    XT_EQ_INT(o[1], 1 - r % 2);
+  }
+  xsg_round_order(o, 1, 3);
+  XT_EQ_INT(o[0], 0);
 }
 
 static void test_cdiv(void) {
@@ -596,6 +686,8 @@ int main(void) {
   XT_RUN(test_pairs_contig);
   XT_RUN(test_v8_ctas);
   XT_RUN(test_l2_choice);
+  XT_RUN(test_median_interval);
+  XT_RUN(test_round_order);
   XT_RUN(test_cdiv);
   return XT_END();
 }

@@ -5,8 +5,8 @@
  * validated before it is timed, and so is every baseline whose output the reference covers.
  *
  * Timing: all rows of a case (cuBLAS and ours) are timed INTERLEAVED: after a warm-up, each
- * round runs one batch of every row, in an order rotated by one per round, and a row's ratio
- * is the median over rounds of (baseline time / row time) in that round. Clock drift of the
+ * round runs one batch of every row, in an order shuffled per round (xsg_round_order), and a row's
+ * ratio is the median over rounds of (baseline time / row time) in that round. Clock drift of the
  * card under sustained load (run 2: the same kernel 5-13 % apart when timed a few hundred ms
  * later) cancels in the per-round ratios; absolute TFLOP/s are from the median time.
  * Grouped cases time every Hopper version on both layouts (contiguous v2-v7, masked v2-v7; v8,
@@ -34,6 +34,7 @@
 #include "core/internal.h"
 #include "kernels/gemm/bench.h"
 #include "kernels/gemm/check.h"
+#include "kernels/gemm/gemm_internal.h"
 #include "xstage/gemm.h"
 
 namespace {
@@ -117,26 +118,34 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Median over rounds of t_a[r] / t_b[r] (rows timed in the same rounds). */
-double median_ratio(const timed_fn& a, const timed_fn& b) {
+/* t_a[r] / t_b[r] for every round r both rows were timed in. */
+std::vector<double> round_ratios(const timed_fn& a, const timed_fn& b) {
   std::vector<double> r;
   for (size_t i = 0; i < a.t.size() && i < b.t.size(); i++)
     if (b.t[i] > 0) r.push_back(a.t[i] / b.t[i]);
-  return median(r);
+  return r;
 }
 
-/* `rounds` timed rounds of one batch per fn (f.batch calls), the order rotated by one each round;
+/* Median over rounds of t_a[r] / t_b[r] (rows timed in the same rounds). */
+double median_ratio(const timed_fn& a, const timed_fn& b) {
+  return median(round_ratios(a, b));
+}
+
+/* `rounds` timed rounds of one batch per fn (f.batch calls), in xsg_round_order's order (bench.h);
  * appends each fn's per-call time of every round to f.t. */
 xs_result timed_rounds(std::vector<timed_fn>& fns, int rounds) {
   const int n = (int)fns.size();
   std::vector<cudaEvent_t> ev((size_t)(n + 1) * rounds, (cudaEvent_t)NULL);
+  std::vector<int> order((size_t)n * rounds);
+  for (int r = 0; r < rounds; r++)
+    xsg_round_order(&order[(size_t)r * n], n, r);
   xs_result res = XS_OK;
   for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
     res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
   for (int r = 0; res == XS_OK && r < rounds; r++) {
     res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1)]), "event");
     for (int j = 0; res == XS_OK && j < n; j++) {
-      timed_fn& f = fns[(j + r) % n];
+      timed_fn& f = fns[order[(size_t)r * n + j]];
       for (int k = 0; res == XS_OK && k < f.batch; k++)
         res = f.fn();
       if (res == XS_OK) res = cuda_ok(cudaEventRecord(ev[(size_t)r * (n + 1) + j + 1]), "event");
@@ -145,7 +154,7 @@ xs_result timed_rounds(std::vector<timed_fn>& fns, int rounds) {
   if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "timed rounds");
   for (int r = 0; res == XS_OK && r < rounds; r++)
     for (int j = 0; j < n; j++) {
-      timed_fn& f = fns[(j + r) % n];
+      timed_fn& f = fns[order[(size_t)r * n + j]];
       float ms = 0;
       cudaEventElapsedTime(&ms, ev[(size_t)r * (n + 1) + j], ev[(size_t)r * (n + 1) + j + 1]);
       f.t.push_back((double)ms / f.batch);
@@ -155,8 +164,8 @@ xs_result timed_rounds(std::vector<timed_fn>& fns, int rounds) {
   return res;
 }
 
-/* Two rows head to head: a batch of each, back to back, the order flipped every round (the
- * rotation of timed_rounds for two), neither after a third row. Median over `rounds` rounds of
+/* Two rows head to head: a batch of each, back to back, the order flipped every round
+ * (xsg_round_order for two), neither after a third row. Median over `rounds` rounds of
  * t_a / t_b, with the batch sizes interleave() chose. NOTE: the interleaved rounds put ~20 rows
  * between the baseline's batch and a row's, so a clock that moves within a round (the H200 runs
  * power-capped) enters their ratio; here only two batches of ~2 ms each do. */
@@ -890,6 +899,15 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   const xsg_bench_row* contig_auto = check(
       b, name, [=]() { return xs_gemm_run(&ac, epi, sched, NULL); }, Cc, ref_c, sc, rows_c, n_out,
       &fns);
+  /* The A/A control (session 11): cuBLAS strided-batched timed a second time among our rows;
+   * its ratio to the first strided row is what a row's place alone does to a ratio. With the
+   * order rotated it reached 1.044 (Qwen3-235B gate/up E=8 T=128, run 50); shuffled
+   * (xsg_round_order) 0.997-1.011 over 48 cases in runs 51-52. */
+  int i_aa = -1;
+  if (i_sb >= 0 && b->n < b->max_rows) {
+    fns.push_back(timed_fn{fns[(size_t)i_sb].fn, add_row(b, "cublas strided (A/A)"), 1, {}});
+    i_aa = (int)fns.size() - 1;
+  }
   snprintf(name, sizeof name, "masked auto -> v%d", (int)tm.version);
   const xsg_bench_row* masked_auto = check(
       b, name, [=]() { return xs_gemm_run(&am, epi, sched, NULL); }, Cm, ref_m, sm, rows_m, n_out,
@@ -947,12 +965,14 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                          {i_gb, "grouped batched", &vs->grouped},
                          {i_sbu, "strided + silu*mul (unfused)", &vs->strided_unfused},
                          {i_gbu, "grouped + silu*mul (unfused)", &vs->grouped_unfused}};
+  if (res == XS_OK && i_aa >= 0) vs->control = median_ratio(fns[(size_t)i_sb], fns[(size_t)i_aa]);
   for (const path& p : paths) {
     if (res != XS_OK || p.at < 0 || fns.size() <= first_ours) continue;
     const timed_fn& base = fns[(size_t)p.at];
     size_t best = first_ours;
     double r_contig = NAN, r_masked = NAN, r_contig_pdl = NAN, r_masked_pdl = NAN;
     for (size_t i = first_ours; i < fns.size(); i++) {
+      if ((int)i == i_aa) continue; /* the control is cuBLAS */
       const double r = median_ratio(base, fns[i]);
       if (r > median_ratio(base, fns[best])) best = i;
       if (fns[i].row == contig_auto) r_contig = r;
@@ -960,7 +980,15 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
       if (fns[i].row == contig_pdl) r_contig_pdl = r;
       if (fns[i].row == masked_pdl) r_masked_pdl = r;
     }
-    *p.out = fmax(r_contig, r_masked); /* fmax: the one that is not NAN */
+    *p.out = fmax(r_contig, r_masked);    /* fmax: the one that is not NAN */
+    if (p.at == i_sb && !isnan(*p.out)) { /* the spread of that layout's per-round ratios */
+      const xsg_bench_row* pick = *p.out == r_contig ? contig_auto : masked_auto;
+      for (size_t i = first_ours; i < fns.size(); i++)
+        if (fns[i].row == pick) {
+          std::vector<double> r = round_ratios(base, fns[i]);
+          xsg_median_interval(r.data(), (int)r.size(), &vs->strided_lo, &vs->strided_hi);
+        }
+    }
     at = strlen(detail);
     if (at < dl)
       snprintf(detail + at, dl - at,
@@ -969,8 +997,11 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     if (p.at != i_sb) continue;
     at = strlen(detail);
     if (at < dl)
-      snprintf(detail + at, dl - at, "; with PDL: contig auto %.3f, masked auto %.3f", r_contig_pdl,
-               r_masked_pdl);
+      snprintf(detail + at, dl - at,
+               "; with PDL: contig auto %.3f, masked auto %.3f; AUTO's median, %d rounds: 95 %% "
+               "interval [%.3f, %.3f]; A/A control %.3f",
+               r_contig_pdl, r_masked_pdl, rounds_of(b), vs->strided_lo, vs->strided_hi,
+               vs->control);
     double h[3] = {NAN, NAN, NAN};
     const xsg_bench_row* who[3] = {contig_auto, masked_auto, fns[best].row};
     for (int w = 0; w < 3 && res == XS_OK; w++)
@@ -993,11 +1024,21 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
 
 } // namespace
 
+extern "C" int xsg_bench_clusters2(void) {
+  int n = 0;
+  if (xsg_v8_max_clusters(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return n;
+}
+
 extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
                                    size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs) {
   xsg_bench_vs unused;
   if (!vs) vs = &unused;
   vs->strided = vs->grouped = vs->strided_unfused = vs->grouped_unfused = NAN;
+  vs->strided_lo = vs->strided_hi = vs->control = NAN;
   XSI_ARG(rows && nrows && c && max_rows >= 10, "gemm bench: bad arguments (max_rows >= 10)");
   XSI_ARG(c->N >= 1 && c->K >= 1 && (c->grouped ? c->experts >= 1 && c->tokens >= 1 : c->M >= 1),
           "gemm bench: bad shape");

@@ -8,6 +8,8 @@
 #ifndef XSTAGE_KERNELS_GEMM_BENCH_H
 #define XSTAGE_KERNELS_GEMM_BENCH_H
 
+#include <math.h>
+
 #include "xstage/xstage.h"
 
 #ifdef __cplusplus
@@ -48,7 +50,76 @@ typedef struct xsg_bench_vs {
   double grouped;         /* cublasGemmGroupedBatchedEx (one group per expert), GEMM only */
   double strided_unfused; /* SiLU*mul: strided-batched GEMM, then the SiLU*mul kernel */
   double grouped_unfused; /* SiLU*mul: grouped-batched GEMM, then the SiLU*mul kernel */
+  /* `strided`'s spread: the median's distribution-free interval over the same per-round ratios
+   * (xsg_median_interval; NAN where `strided` is). lo > 1: faster in a way the rounds' spread
+   * does not explain; hi < 1: slower in such a way; otherwise a tie within that spread. */
+  double strided_lo, strided_hi;
+  /* The A/A control: cuBLAS strided-batched against itself, timed a second time among our rows
+   * (median per-round ratio; NAN where strided-batched did not run). Its distance from 1 is the
+   * bias a row's place in the round can give its ratio, which the interval above does not see. */
+  double control;
 } xsg_bench_vs;
+
+/* The distribution-free confidence interval of a median from n samples (per-round ratios):
+ * [x_(k), x_(n+1-k)] of the sorted sample, with the largest k whose coverage
+ * 1 - 2 P(Bin(n, 1/2) <= k - 1) is at least 95 %. Sorts v[0..n) in place and returns the
+ * coverage. With n < 6 no k reaches 95 %: the interval is [min, max] and the return value
+ * 1 - 2^(1-n) (0 for n = 0, lo = hi = NAN). Pure; checked on the CPU (test_gemm_sched). */
+static inline double xsg_median_interval(double* v, int n, double* lo, double* hi) {
+  *lo = *hi = NAN;
+  if (!v || n < 1) return 0.0;
+  for (int i = 1; i < n; i++) /* insertion sort: n is a few dozen rounds at most */
+    for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      const double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  /* cdf = P(Bin(n, 1/2) <= k - 1), built term by term: C(n, i) / 2^n */
+  double term = 1.0, cdf = 0.0;
+  for (int i = 0; i < n; i++)
+    term *= 0.5;
+  int k = 1;
+  double cover = 1.0 - 2.0 * term; /* k = 1: [min, max] */
+  cdf = term;
+  for (int kk = 2; 2 * kk <= n + 1; kk++) {
+    term = term * (n - (kk - 2)) / (kk - 1); /* C(n, kk-1) / 2^n */
+    const double c = 1.0 - 2.0 * (cdf + term);
+    if (c < 0.95) break;
+    cdf += term;
+    k = kk, cover = c;
+  }
+  *lo = v[k - 1];
+  *hi = v[n - k];
+  return cover;
+}
+
+/* The order of n rows (0..n-1) in timed round r, written to order[0..n): two rows alternate
+ * (A B, B A, ...); more are shuffled by a fixed-seed Fisher-Yates permutation per round (session
+ * 11). With the order only rotated, every row had the same predecessor in every round, and what a
+ * predecessor leaves behind (the card's clock and power state, the cache) biased that row the
+ * same way each round: cuBLAS strided-batched timed a second time among our rows (the bench's A/A
+ * control) ran up to 4.4 % faster than in its own place (Qwen3-235B gate/up E=8 T=128, run 50),
+ * and one v7 launch timed 2 % apart in two places (runs 46-48). Shuffled, a predecessor's effect
+ * becomes round-to-round spread, which the median's interval shows. Used by the bench and the
+ * probes (bench/gemm_probe_common.h). */
+static inline void xsg_round_order(int* order, int n, int r) {
+  for (int j = 0; j < n; j++)
+    order[j] = n <= 2 ? (j + r) % n : j;
+  if (n <= 2) return;
+  unsigned long long x = 0x9e3779b97f4a7c15ull * (unsigned long long)(r + 1);
+  for (int j = n - 1; j > 0; j--) {
+    x ^= x >> 31, x *= 0xbf58476d1ce4e5b9ull, x ^= x >> 29; /* a splitmix-style step */
+    const int k = (int)(x % (unsigned long long)(j + 1)), t = order[j];
+    order[j] = order[k];
+    order[k] = t;
+  }
+}
+
+/* How many 2-CTA clusters of one CTA per SM (v8's launch shape) the GPU holds at once
+ * (cudaOccupancyMaxActiveClusters), or -1 (no CUDA, no GPU). Half the SMs at most; fewer when
+ * some GPCs have an odd number of working SMs, which differs from chip to chip. cuBLAS's Hopper
+ * kernels run on 2-CTA clusters too, so this is printed beside the bench's ratios. */
+int xsg_bench_clusters2(void);
 
 /* Run one case; fills rows[0..*nrows). The first row is the cuBLAS baseline. Needs a GPU
  * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a description of the case, e.g. the
