@@ -86,8 +86,13 @@ XSG_HD int xsg_order_tile(const xsg_grid* grid, int k) {
  * estimate from shared-memory bytes per FMA) is the fit of five full bench runs (33-37, 48
  * grouped cases x 2 layouts): the mean loss of AUTO's pick against the best of v2/v3/v4/v6 in
  * the same run fell from 0.68 % to 0.37 % (held out one run at a time: the same weights each
- * time, 0.58-0.75 % -> 0.31-0.37 %); 100 and 103 were worse (0.72 %, 0.61 %). Ties go to v3,
- * then v4, v2. Returns 2, 3, 4, 5 or 6. */
+ * time, 0.58-0.75 % -> 0.31-0.37 %); 100 and 103 were worse (0.72 %, 0.61 %). Without SiLU*mul
+ * v3's tile runs as v11 (gemm.cu), which session 9's fit did not weigh: its weight is 99 there
+ * (session 11: against the best of v2/v3/v4/v6/v11 in the same run, over all 256 grouped case
+ * layouts of runs 51-54, the mean loss fell from 0.281 % to 0.263 %, and from 0.295 % to 0.259 %
+ * in runs 47-50; the one pick that moves is DeepSeek-V3 down E=64 T=128, v6 -> v11, which v11
+ * ran 1.2 % faster on average, in 7 of 8 runs; any weight from 98 to 99.5 moves the same pick,
+ * and no dense one). Ties go to v3, then v4, v2. Returns 2, 3, 4, 5 or 6. */
 XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int grouped) {
   const int cols[7] = {0, 0, 128, 256, 224, 192, 208};
   const int w_dense[7] = {0, 0, 112, 100, 105, 106, 0};
@@ -101,7 +106,8 @@ XSG_HD int xsg_auto_pick(int64_t m_blocks, int n_out, int silu, int sms, int gro
     const int v = order[i];
     if (!w[v]) continue;
     const int64_t tiles = m_blocks * xsg_cdiv(n_out, silu ? cols[v] / 2 : cols[v]);
-    const int64_t cost = (tiles + n_sms - 1) / n_sms * cols[v] * w[v];
+    const int weight = v == 3 && !silu ? 99 : w[v]; /* v3's tile runs as v11 without SiLU*mul */
+    const int64_t cost = (tiles + n_sms - 1) / n_sms * cols[v] * weight;
     if (best < 0 || cost < best) best = cost, best_v = v;
   }
   return best_v;
