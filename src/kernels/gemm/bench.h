@@ -75,12 +75,11 @@ static inline double xsg_median_interval(double* v, int n, double* lo, double* h
       v[j - 1] = t;
     }
   /* cdf = P(Bin(n, 1/2) <= k - 1), built term by term: C(n, i) / 2^n */
-  double term = 1.0, cdf = 0.0;
+  double term = 1.0;
   for (int i = 0; i < n; i++)
     term *= 0.5;
   int k = 1;
-  double cover = 1.0 - 2.0 * term; /* k = 1: [min, max] */
-  cdf = term;
+  double cover = 1.0 - 2.0 * term, cdf = term; /* k = 1: [min, max] */
   for (int kk = 2; 2 * kk <= n + 1; kk++) {
     term = term * (n - (kk - 2)) / (kk - 1); /* C(n, kk-1) / 2^n */
     const double c = 1.0 - 2.0 * (cdf + term);
