@@ -971,23 +971,20 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     const timed_fn& base = fns[(size_t)p.at];
     size_t best = first_ours;
     double r_contig = NAN, r_masked = NAN, r_contig_pdl = NAN, r_masked_pdl = NAN;
+    const timed_fn *f_contig = nullptr, *f_masked = nullptr;
     for (size_t i = first_ours; i < fns.size(); i++) {
       if ((int)i == i_aa) continue; /* the control is cuBLAS */
       const double r = median_ratio(base, fns[i]);
       if (r > median_ratio(base, fns[best])) best = i;
-      if (fns[i].row == contig_auto) r_contig = r;
-      if (fns[i].row == masked_auto) r_masked = r;
+      if (fns[i].row == contig_auto) r_contig = r, f_contig = &fns[i];
+      if (fns[i].row == masked_auto) r_masked = r, f_masked = &fns[i];
       if (fns[i].row == contig_pdl) r_contig_pdl = r;
       if (fns[i].row == masked_pdl) r_masked_pdl = r;
     }
     *p.out = fmax(r_contig, r_masked);    /* fmax: the one that is not NAN */
     if (p.at == i_sb && !isnan(*p.out)) { /* the spread of that layout's per-round ratios */
-      const xsg_bench_row* pick = *p.out == r_contig ? contig_auto : masked_auto;
-      for (size_t i = first_ours; i < fns.size(); i++)
-        if (fns[i].row == pick) {
-          std::vector<double> r = round_ratios(base, fns[i]);
-          xsg_median_interval(r.data(), (int)r.size(), &vs->strided_lo, &vs->strided_hi);
-        }
+      std::vector<double> r = round_ratios(base, *(*p.out == r_contig ? f_contig : f_masked));
+      xsg_median_interval(r.data(), (int)r.size(), &vs->strided_lo, &vs->strided_hi);
     }
     at = strlen(detail);
     if (at < dl)
