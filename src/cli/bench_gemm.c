@@ -16,11 +16,11 @@
 
 /* Rows per case: the dense long shapes have up to 28 (cuBLAS, v1-v6, v8, v11-v13, AUTO and AUTO
  * with PDL, bands 4 and 16, hooks v2-v6, v8, v11-v13, cuBLAS and AUTO alone; hook rows are
- * dropped first when they do not fit), a grouped case up to 31 (six cuBLAS baselines: dense,
+ * dropped first when they do not fit), a grouped case up to 32 (six cuBLAS baselines: dense,
  * loop, strided- and grouped-batched, both again followed by SiLU*mul; v1, contig and masked
- * v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL, two contig bands, and the
- * strided-batched A/A control). */
-#define MAX_ROWS 32
+ * v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL, masked AUTO without the
+ * SiLU*mul, two contig bands, and the strided-batched A/A control). */
+#define MAX_ROWS 34
 
 typedef struct summary_line {
   char name[96];
@@ -86,14 +86,22 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
   print_case(title, detail, rows, n, json, first_json);
   if (json && c->grouped && res == XS_OK) {
     /* One object per grouped case: AUTO against cuBLAS's batched paths (null: not run). */
-    const double v[7] = {vs.strided,    vs.grouped,    vs.strided_unfused, vs.grouped_unfused,
-                         vs.strided_lo, vs.strided_hi, vs.control};
-    const char* k[7] = {"vs_strided",         "vs_grouped",       "vs_strided_unfused",
-                        "vs_grouped_unfused", "vs_strided_ci_lo", "vs_strided_ci_hi",
-                        "strided_aa_control"};
+    const double v[10] = {
+        vs.strided,    vs.grouped, vs.strided_unfused, vs.grouped_unfused, vs.strided_lo,
+        vs.strided_hi, vs.control, vs.strided_gemm,    vs.strided_gemm_lo, vs.strided_gemm_hi};
+    const char* k[10] = {"vs_strided",
+                         "vs_grouped",
+                         "vs_strided_unfused",
+                         "vs_grouped_unfused",
+                         "vs_strided_ci_lo",
+                         "vs_strided_ci_hi",
+                         "strided_aa_control",
+                         "vs_strided_gemm_only",
+                         "vs_strided_gemm_only_ci_lo",
+                         "vs_strided_gemm_only_ci_hi"};
     printf("%s  {\"case\": \"%s\", \"kernel\": \"auto vs cublas batched\"",
            *first_json ? "" : ",\n", title);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 10; i++)
       isnan(v[i]) ? printf(", \"%s\": null", k[i]) : printf(", \"%s\": %.4f", k[i], v[i]);
     printf("}");
     *first_json = 0;
@@ -129,6 +137,8 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
     /* hook rows: the overhead line; "alone" rows: the sequential timing check (not interleaved,
      * so not comparable with the ratios here). */
     if (r->status != XS_OK || strstr(r->name, "hook") || strstr(r->name, "alone")) continue;
+    /* the GEMM alone ("no SiLU") computes less than the case asks: never AUTO's row nor the best */
+    if (strstr(r->name, "no SiLU")) continue;
     if (strstr(r->name, "auto") && !strstr(r->name, "band") && !strstr(r->name, "PDL") &&
         !strstr(r->name, "no counts") && r->ratio > s->a_ratio) {
       s->autov = r->tflops, s->a_ratio = r->ratio, s->a_loop = r->vs_loop;
@@ -252,14 +262,19 @@ int cli_bench_gemm(int argc, char** argv) {
          " faster of them followed by a SiLU*mul kernel (> 1: ours faster);\n# strd 95%%: the 95 %%"
          " interval of a/strd's median over the rounds, and where it lies: > (above 1), ="
          " (holds 1), < (below 1);\n# A/A: cuBLAS strided-batched timed again among our rows,"
-         " against itself (its distance from 1: what a row's place in the round does)\n");
-  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %-15s %6s %6s %6s\n",
+         " against itself (its distance from 1: what a row's place in the round does);\n# g/strd:"
+         " SiLU*mul cases, AUTO on the GEMM alone (no SiLU*mul, masked) against strided-batched,"
+         " the same work, with its interval's verdict\n");
+  printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %-15s %6s %6s %6s "
+         "%-8s\n",
          "case", "cuBLAS", "best", "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%",
-         "a/cu+pad", "target", "verdict", "valid", "a/strd", "strd 95%", "A/A", "a/grpd", "a/unf");
+         "a/cu+pad", "target", "verdict", "valid", "a/strd", "strd 95%", "A/A", "a/grpd", "a/unf",
+         "g/strd");
   /* AUTO against cuBLAS's batched paths: cases where it is faster, of those where each ran;
    * against strided-batched also where the interval lies (above 1, holding 1, below 1), and
    * the range of the A/A control. */
   int faster[3] = {0, 0, 0}, ran[3] = {0, 0, 0}, side[3] = {0, 0, 0}, aa_n = 0;
+  int g_faster = 0, g_side[3] = {0, 0, 0}; /* the GEMM alone on the SiLU*mul cases */
   double aa_lo = INFINITY, aa_hi = -INFINITY;
   for (int i = 0; i < ns; i++) {
     const summary_line* s = &sum[i];
@@ -291,10 +306,17 @@ int cli_bench_gemm(int argc, char** argv) {
       aa_lo = fmin(aa_lo, s->vs.control), aa_hi = fmax(aa_hi, s->vs.control), aa_n++;
       snprintf(ctl, sizeof ctl, "%.3f", s->vs.control);
     }
+    char gs[24] = "-";
+    if (s->valid && !isnan(s->vs.strided_gemm) && !isnan(s->vs.strided_gemm_lo)) {
+      const int where = s->vs.strided_gemm_lo > 1.0 ? 0 : s->vs.strided_gemm_hi < 1.0 ? 2 : 1;
+      g_side[where]++;
+      g_faster += s->vs.strided_gemm > 1.0;
+      snprintf(gs, sizeof gs, "%.3f %c", s->vs.strided_gemm, ">=<"[where]);
+    }
     printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %-15s "
-           "%6s %6s %6s\n",
+           "%6s %6s %6s %-8s\n",
            s->name, s->base, s->best, s->ratio, s->auto_name, s->autov, s->a_ratio, loop, pad, padr,
-           target, verdict, s->valid ? "yes" : "NO", vt[0], ci, ctl, vt[1], vt[2]);
+           target, verdict, s->valid ? "yes" : "NO", vt[0], ci, ctl, vt[1], vt[2], gs);
   }
   if (ran[0] + ran[1] + ran[2])
     printf("# AUTO (its better layout) faster than cuBLAS: strided-batched (GEMM only) in %d of %d "
@@ -306,6 +328,11 @@ int cli_bench_gemm(int argc, char** argv) {
            "above 1 (faster) in %d, holding 1 (a tie within the rounds' spread) in %d, below 1 "
            "(slower) in %d of %d cases\n",
            side[0], side[1], side[2], side[0] + side[1] + side[2]);
+  if (g_side[0] + g_side[1] + g_side[2])
+    printf("# the SiLU*mul cases with the GEMM alone (AUTO without the SiLU*mul) against "
+           "strided-batched: faster in %d of %d; interval above 1 in %d, holding 1 in %d, below 1 "
+           "in %d\n",
+           g_faster, g_side[0] + g_side[1] + g_side[2], g_side[0], g_side[1], g_side[2]);
   if (aa_n)
     printf(
         "# the A/A control (cuBLAS strided-batched against itself): %.3f to %.3f over %d cases\n",

@@ -637,6 +637,15 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   am.m_counts_host = counts; /* AUTO's choice (the bench knows the counts on the host) */
   if (res == XS_OK) res = xsg_reference(ref_c, scratch, &ac, c->silu, offsets, counts, b->blas);
   if (res == XS_OK) res = xsg_reference(ref_m, scratch, &am, c->silu, offsets, counts, b->blas);
+  /* SiLU*mul with balanced counts: the GEMM alone on the masked layout too (output [rows, N] in
+   * Cb, cuBLAS strided-batched's layout), so that the GEMM can be compared with cuBLAS's on the
+   * same work; its reference checks cuBLAS's strided-batched output as well. */
+  float* ref_mg = NULL;
+  xs_gemm_args ag = am;
+  ag.C = Cb;
+  if (res == XS_OK && c->silu && !c->zipf) res = alloc(b, (void**)&ref_mg, (size_t)rows_m * N * 4);
+  if (res == XS_OK && ref_mg)
+    res = xsg_reference(ref_mg, scratch, &ag, 0, offsets, counts, b->blas);
   if (res == XS_OK) {
     xsg_row_states(h_state, &ac, offsets, counts);
     res = cuda_ok(cudaMemcpy(state_c, h_state, (size_t)rows_c, cudaMemcpyHostToDevice), "upload");
@@ -656,7 +665,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   /* Baselines (plain GEMMs: cuBLAS has no SiLU*mul epilogue; its output is [rows, N]). The dense
    * GEMM and the loop are not validated (the reference is of the grouped output); fns[0] is the
    * baseline of every ratio, fns[1] the loop (the "vs loop" ratios), fns[2] the strided-batched
-   * GEMM (balanced counts; validated without SiLU*mul). */
+   * GEMM (balanced counts; validated against the reference of the GEMM alone). */
   std::vector<timed_fn> fns;
   const int tot = (int)total;
   fns.push_back(timed_fn{[=]() { return blas_gemm(b, Ac, B, Cb, tot, N, K); },
@@ -693,15 +702,12 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                  ? XS_OK
                  : xsi_set_error(XS_ERR_CUDA, "cublasGemmStridedBatchedEx: status %d", (int)s);
     };
-    if (!c->silu) {
-      /* Without SiLU*mul its output is the masked layout's [E x max_m, N]: validated against the
-       * same fp32 reference as our rows before it is timed (a baseline is checked too). */
-      const size_t before = fns.size();
-      check(b, "cublas strided batched", batched, Cb, ref_m, sm, rows_m, N, &fns);
-      XSI_ARG(keep_checked(fns, before) >= 0, "gemm bench: the cuBLAS strided-batched row failed");
-    } else {
-      fns.push_back(timed_fn{batched, add_row(b, "cublas strided batched"), 1, {}});
-    }
+    /* Its output is the masked layout's [E x max_m, N]: validated against the same fp32
+     * reference as our rows before it is timed (a baseline is checked too; with SiLU*mul against
+     * the reference of the GEMM alone). */
+    const size_t before = fns.size();
+    check(b, "cublas strided batched", batched, Cb, c->silu ? ref_mg : ref_m, sm, rows_m, N, &fns);
+    XSI_ARG(keep_checked(fns, before) >= 0, "gemm bench: the cuBLAS strided-batched row failed");
     i_sb = (int)fns.size() - 1;
   }
   /* cublasGemmGroupedBatchedEx, one group per expert with tokens, on the layout a caller of
@@ -921,6 +927,20 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
   check(
       b, name, [=]() { return xs_gemm_run(&am_nc, epi, sched, NULL); }, Cm, ref_m, sm, rows_m,
       n_out, &fns);
+  /* The GEMM alone (SiLU*mul off) where cuBLAS strided-batched ran on a SiLU*mul case: not one
+   * of the fused rows (it computes less), so it is never the "best" row nor AUTO's. */
+  int i_go = -1;
+  if (ref_mg && i_sb >= 0) {
+    xs_gemm_epilogue eg = epi;
+    eg.act = XS_GEMM_ACT_NONE;
+    XSI_CHECK(xs_gemm_tiles(&tm, &ag, eg.act));
+    snprintf(name, sizeof name, "masked auto, no SiLU -> v%d", (int)tm.version);
+    const size_t before = fns.size();
+    check(
+        b, name, [=]() { return xs_gemm_run(&ag, eg, sched, NULL); }, Cb, ref_mg, sm, rows_m, N,
+        &fns);
+    i_go = keep_checked(fns, before);
+  }
   /* AUTO's picks launched with programmatic dependent launch (xs_gemm_schedule.pdl, session 5):
    * what PDL gives back-to-back launches. */
   xs_gemm_schedule np = sched;
@@ -966,6 +986,12 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                          {i_sbu, "strided + silu*mul (unfused)", &vs->strided_unfused},
                          {i_gbu, "grouped + silu*mul (unfused)", &vs->grouped_unfused}};
   if (res == XS_OK && i_aa >= 0) vs->control = median_ratio(fns[(size_t)i_sb], fns[(size_t)i_aa]);
+  if (res == XS_OK && i_go >= 0) {
+    const timed_fn &base = fns[(size_t)i_sb], &go = fns[(size_t)i_go];
+    vs->strided_gemm = median_ratio(base, go);
+    std::vector<double> r = round_ratios(base, go);
+    xsg_median_interval(r.data(), (int)r.size(), &vs->strided_gemm_lo, &vs->strided_gemm_hi);
+  }
   for (const path& p : paths) {
     if (res != XS_OK || p.at < 0 || fns.size() <= first_ours) continue;
     const timed_fn& base = fns[(size_t)p.at];
@@ -973,7 +999,7 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     double r_contig = NAN, r_masked = NAN, r_contig_pdl = NAN, r_masked_pdl = NAN;
     const timed_fn *f_contig = nullptr, *f_masked = nullptr;
     for (size_t i = first_ours; i < fns.size(); i++) {
-      if ((int)i == i_aa) continue; /* the control is cuBLAS */
+      if ((int)i == i_aa || (int)i == i_go) continue; /* cuBLAS; the GEMM alone */
       const double r = median_ratio(base, fns[i]);
       if (r > median_ratio(base, fns[best])) best = i;
       if (fns[i].row == contig_auto) r_contig = r, f_contig = &fns[i];
@@ -999,6 +1025,12 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                "interval [%.3f, %.3f]; A/A control %.3f",
                r_contig_pdl, r_masked_pdl, rounds_of(b), vs->strided_lo, vs->strided_hi,
                vs->control);
+    at = strlen(detail);
+    if (i_go >= 0 && at < dl)
+      snprintf(detail + at, dl - at,
+               "\n#   the GEMM alone (%s) vs strided batched: %.3f, 95 %% interval [%.3f, %.3f]",
+               fns[(size_t)i_go].row->name, vs->strided_gemm, vs->strided_gemm_lo,
+               vs->strided_gemm_hi);
     double h[3] = {NAN, NAN, NAN};
     const xsg_bench_row* who[3] = {contig_auto, masked_auto, fns[best].row};
     for (int w = 0; w < 3 && res == XS_OK; w++)
@@ -1036,6 +1068,7 @@ extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows
   if (!vs) vs = &unused;
   vs->strided = vs->grouped = vs->strided_unfused = vs->grouped_unfused = NAN;
   vs->strided_lo = vs->strided_hi = vs->control = NAN;
+  vs->strided_gemm = vs->strided_gemm_lo = vs->strided_gemm_hi = NAN;
   XSI_ARG(rows && nrows && c && max_rows >= 10, "gemm bench: bad arguments (max_rows >= 10)");
   XSI_ARG(c->N >= 1 && c->K >= 1 && (c->grouped ? c->experts >= 1 && c->tokens >= 1 : c->M >= 1),
           "gemm bench: bad shape");

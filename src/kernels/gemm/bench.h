@@ -58,6 +58,11 @@ typedef struct xsg_bench_vs {
    * (median per-round ratio; NAN where strided-batched did not run). Its distance from 1 is the
    * bias a row's place in the round can give its ratio, which the interval above does not see. */
   double control;
+  /* SiLU*mul cases with balanced counts: AUTO on the same problem without the SiLU*mul (the GEMM
+   * alone, masked layout, [rows, 2I] like cuBLAS's output) against strided-batched, with its
+   * interval as above; NAN elsewhere. `strided` pits the fused kernel (GEMM + SiLU*mul) against
+   * cuBLAS's GEMM alone; this compares the same work. */
+  double strided_gemm, strided_gemm_lo, strided_gemm_hi;
 } xsg_bench_vs;
 
 /* The distribution-free confidence interval of a median from n samples (per-round ratios):
