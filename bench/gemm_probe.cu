@@ -12,11 +12,10 @@
  * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
  * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10.
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
- * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed in
- * interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS /
- * row, median of per-round ratios; gemm_probe_common.h):
- *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
- *   v3                       XS_GEMM_V3, as the library runs it
+ * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed
+ * in interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS / row,
+ * median of per-round ratios; gemm_probe_common.h): cublas strided batched   the baseline (no
+ * SiLU*mul: its output is [E * T, N]) v3                       XS_GEMM_V3, as the library runs it
  *   v3 traced                probe mode 5 (gemm_internal.h): v3 writing SM clock stamps per tile
  *   v3 no epilogue           probe mode 4: nothing stored (what the stores cost)
  *   v3 no wgmma              probe mode 6: loads, waits and stores only (what data movement costs)
@@ -138,9 +137,15 @@ int main(int argc, char** argv) {
   std::vector<uint16_t> hb((size_t)rows * N);
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
   const std::vector<std::pair<std::string, std::function<void()>>> checked = {
-      {"v3", ours(0)},         {"v3 traced", ours(5)}, {"v11", ours(1)},
-      {"v11 traced", ours(8)}, {"v13", ours(3)},       {"v8", version(XS_GEMM_V8)},
-      {"v3, none, 256 B", ours(0, 16, 4)}, {"v3, B first, 128 B", ours(0, 4, 3)},
+      {"v3", ours(0)},
+      {"v3 traced", ours(5)},
+      {"v11", ours(1)},
+      {"v11 traced", ours(8)},
+      {"v13", ours(3)},
+      {"v13 traced", ours(7)},
+      {"v8", version(XS_GEMM_V8)},
+      {"v3, none, 256 B", ours(0, 16, 4)},
+      {"v3, B first, 128 B", ours(0, 4, 3)},
       {"v11, none, 256 B", ours(1, 16, 4)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
@@ -168,17 +173,17 @@ int main(int argc, char** argv) {
   /* xsg_params.l2_hint: A's kind | B's kind << 2 (1 first, 2 last; 16: no policy); promo: the
    * maps' L2 promotion (xsg_probe.l2_promo: 3 128 B, 4 256 B; 0 the library's) */
   if (hints)
-    rs = {{"cublas strided batched", cublas, {}},   {"v3", ours(0), {}},
-          {"v3, none, 256 B", ours(0, 16, 4), {}},  {"v3, A last, 256 B", ours(0, 2, 4), {}},
-          {"v3, none, 128 B", ours(0, 16, 3), {}},  {"v3, B first, 128 B", ours(0, 4, 3), {}},
-          {"v11 (mode 1)", ours(1), {}},            {"v11, none, 256 B", ours(1, 16, 4), {}}};
+    rs = {{"cublas strided batched", cublas, {}},  {"v3", ours(0), {}},
+          {"v3, none, 256 B", ours(0, 16, 4), {}}, {"v3, A last, 256 B", ours(0, 2, 4), {}},
+          {"v3, none, 128 B", ours(0, 16, 3), {}}, {"v3, B first, 128 B", ours(0, 4, 3), {}},
+          {"v11 (mode 1)", ours(1), {}},           {"v11, none, 256 B", ours(1, 16, 4), {}}};
 
   const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;
   printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles on %d SMs, %d rounds x %d launches, %d weight "
          "copies\n",
-         E, T, N, K, silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds, iters,
-         rotate);
+         E, T, N, K, silu ? " silu" : "", masked ? "masked" : "contig", tl.count, sms, rounds,
+         iters, rotate);
   printf("  %-28s %9s %9s %8s %8s\n", "row", "ms", "TFLOP/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);
@@ -307,6 +312,6 @@ int main(int argc, char** argv) {
            sum[MAIN] / 2 / ((double)(g1 - g0) * ctas));
     return 0;
   };
-  if (analyze(5, "v3") || analyze(8, "v11")) return 1;
+  if (analyze(5, "v3") || analyze(8, "v11") || analyze(7, "v13")) return 1;
   return 0;
 }

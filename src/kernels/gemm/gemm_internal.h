@@ -54,6 +54,7 @@ typedef struct xsg_params {
  *   4  no epilogue (nothing stored: what the tiles' stores cost)
  *   5  v3 with a per-tile trace of SM clock stamps into xsg_probe.trace (correct output)
  *   6  no wgmma (the loads, waits and epilogue alone: what the data movement costs)
+ *   7  v13 (mode 3) with mode 5's trace (pass 1's stamps: before and after its barrier)
  *   8  v11 (mode 1) with mode 5's trace (no per-pass epilogue stamps)
  * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit

@@ -216,7 +216,9 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
       /* v13: the held slot. Both warpgroups' wgmma reads of it are complete (each waited for
        * its last group) once both are here. */
       buf = slot_c + half * (cfg::C_BYTES / 2);
+      if (rec) rec[8 + 2 * ps] = xs_clock64(); /* TRACE: no staging to wait for */
       xs_named_bar_sync(3, 128 * cfg::CONSUMERS);
+      if (rec) rec[9 + 2 * ps] = xs_clock64(); /* TRACE: both warpgroups are here */
       xs_fence_proxy_async_smem();
     } else {
       /* The staging area is free once the previous TMA store has read it (TMA path) and the
@@ -394,8 +396,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                        const __grid_constant__ xsg_params p) {
   using cfg = hopper_cfg<BN>;
   constexpr bool DEFER = MODE == 1 || MODE == 8;
-  /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma, 8 v11 traced. */
-  constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 8, NO_MMA = MODE == 6;
+  /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma, 7 v13 traced,
+   * 8 v11 traced. */
+  constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 7 || MODE == 8,
+                 NO_MMA = MODE == 6;
+  constexpr bool SLOT = MODE == 3 || MODE == 7; /* v13's held slot (7: traced) */
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = xsg_smem_align1024(smem_raw);
@@ -567,7 +572,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     /* v13 (MODE 3): the TMA-stored tiles without SiLU*mul stage their second pass in their last
      * k-block's ring slot, released to the producer at the next tile's first k-block (or after
      * the loop) once this warpgroup's TMA stores have read it: tid 0 arrives for its 4 warps. */
-    const int use_slot = MODE == 3 && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
+    const int use_slot = SLOT && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
     int jt = 0; /* TRACE: tiles taken so far */
     if (spec) {
@@ -652,7 +657,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             has_pending = 0;
           }
         }
-        if constexpr (MODE == 3) {
+        if constexpr (SLOT) {
           if (has_held) {
             if (tid == 0) {
               xs_bulk_wait_read_all();
@@ -708,10 +713,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         has_pending = 1;
       } else if constexpr (MODE == 2) {
         store_tile_direct<BN>(p, half, tid, silu, done, d);
-      } else if constexpr (MODE == 3) {
-        store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
-                                           word_d_silu,
-                                           use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr);
+      } else if constexpr (SLOT) {
+        store_tile<BN, 0, cfg::PASSES - 1>(
+            p, &map_c, my_c, half, tid, silu, done, 1, word_d, word_d_silu,
+            use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr, rec);
         held = prev_s;
         has_held = use_slot;
       } else if constexpr (!NO_EPI) {
@@ -723,7 +728,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     if constexpr (DEFER) {
       if (has_pending) store_pending();
     }
-    if constexpr (MODE == 3) {
+    if constexpr (SLOT) {
       if (has_held && tid == 0) {
         xs_bulk_wait_read_all();
         xs_mbar_arrive_cnt(&empty[held], 4);
@@ -773,6 +778,7 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUten
            : mode == 4 ? launch<256, 4>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 5 ? launch<256, 5>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 6 ? launch<256, 6>(p, map_a, map_b, map_c, ctas, stream)
+           : mode == 7 ? launch<256, 7>(p, map_a, map_b, map_c, ctas, stream)
            : mode == 8 ? launch<256, 8>(p, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
   if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
