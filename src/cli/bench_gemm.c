@@ -37,6 +37,11 @@ typedef struct summary_line {
   int valid; /* every checked row of ours passed */
 } summary_line;
 
+/* Where a ratio's 95 % interval lies: 0 above 1 (faster), 1 holding 1 (a tie), 2 below 1. */
+static int ci_side(double lo, double hi) {
+  return lo > 1.0 ? 0 : hi < 1.0 ? 2 : 1;
+}
+
 static int row_ok(const xsg_bench_row* r) {
   return r->status == XS_OK && (isnan(r->rel_err) || (r->wrong == 0 && r->rel_err < 1e-2));
 }
@@ -298,7 +303,7 @@ int cli_bench_gemm(int argc, char** argv) {
     }
     char ci[24] = "-", ctl[16] = "-";
     if (s->valid && !isnan(v[0]) && !isnan(s->vs.strided_lo)) {
-      const int where = s->vs.strided_lo > 1.0 ? 0 : s->vs.strided_hi < 1.0 ? 2 : 1;
+      const int where = ci_side(s->vs.strided_lo, s->vs.strided_hi);
       side[where]++;
       snprintf(ci, sizeof ci, "%.3f-%.3f %c", s->vs.strided_lo, s->vs.strided_hi, ">=<"[where]);
     }
@@ -308,7 +313,7 @@ int cli_bench_gemm(int argc, char** argv) {
     }
     char gs[24] = "-";
     if (s->valid && !isnan(s->vs.strided_gemm) && !isnan(s->vs.strided_gemm_lo)) {
-      const int where = s->vs.strided_gemm_lo > 1.0 ? 0 : s->vs.strided_gemm_hi < 1.0 ? 2 : 1;
+      const int where = ci_side(s->vs.strided_gemm_lo, s->vs.strided_gemm_hi);
       g_side[where]++;
       g_faster += s->vs.strided_gemm > 1.0;
       snprintf(gs, sizeof gs, "%.3f %c", s->vs.strided_gemm, ">=<"[where]);

@@ -987,9 +987,8 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                          {i_gbu, "grouped + silu*mul (unfused)", &vs->grouped_unfused}};
   if (res == XS_OK && i_aa >= 0) vs->control = median_ratio(fns[(size_t)i_sb], fns[(size_t)i_aa]);
   if (res == XS_OK && i_go >= 0) {
-    const timed_fn &base = fns[(size_t)i_sb], &go = fns[(size_t)i_go];
-    vs->strided_gemm = median_ratio(base, go);
-    std::vector<double> r = round_ratios(base, go);
+    std::vector<double> r = round_ratios(fns[(size_t)i_sb], fns[(size_t)i_go]);
+    vs->strided_gemm = median(r);
     xsg_median_interval(r.data(), (int)r.size(), &vs->strided_gemm_lo, &vs->strided_gemm_hi);
   }
   for (const path& p : paths) {
