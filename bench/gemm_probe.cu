@@ -14,18 +14,20 @@
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed
  * in interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS / row,
- * median of per-round ratios; gemm_probe_common.h): cublas strided batched   the baseline (no
- * SiLU*mul: its output is [E * T, N]) v3                       XS_GEMM_V3, as the library runs it
+ * median of per-round ratios; gemm_probe_common.h):
+ *   cublas strided batched   the baseline (no SiLU*mul: its output is [E * T, N])
+ *   v3                       XS_GEMM_V3, as the library runs it
  *   v3 traced                probe mode 5 (gemm_internal.h): v3 writing SM clock stamps per tile
  *   v3 no epilogue           probe mode 4: nothing stored (what the stores cost)
  *   v3 no wgmma              probe mode 6: loads, waits and stores only (what data movement costs)
- * v3 and v3 traced are checked against cuBLAS's output (SiLU*mul applied on the host) before
- * timing. Then the trace of one launch: per tile, the wait for its first k-block, the main loop,
- * the epilogue and the gap to the next tile, in microseconds at the SM clock the trace measured,
- * and how the CTAs' end times spread (the tail). --delay NS: in the traced modes (v3 traced, v11
- * traced) odd CTAs start NS later (their rows' times include it; their first tile's wait is left
- * out of the trace's means), so that half the CTAs reach their tile boundaries out of step with
- * the other half: what the boundary costs when the GPU's CTAs do not all store and refill at once.
+ * Every row of ours (and v13 traced, probe mode 7) is checked against cuBLAS's output (SiLU*mul
+ * applied on the host) before timing. Then the traces of one launch each of v3, v11 and v13: per
+ * tile, the wait for its first k-block, the main loop, the epilogue and the gap to the next tile,
+ * in microseconds at the SM clock the trace measured, and how the CTAs' end times spread (the
+ * tail). --delay NS: in the traced modes (v3, v11 and v13 traced) odd CTAs start NS later (their
+ * rows' times include it; their first tile's wait is left out of the trace's means), so that half
+ * the CTAs reach their tile boundaries out of step with the other half: what the boundary costs
+ * when the GPU's CTAs do not all store and refill at once.
  * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
  * every CTA is busy, with or without --delay).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
