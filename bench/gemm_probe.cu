@@ -6,7 +6,8 @@
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
  * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's); --lean:
- * time only cuBLAS, v3, v11, v13 and v8 (no light rows between the full GEMMs); --energy: then
+ * time only cuBLAS, v3, v11, v13, v8 and v3 / v11 without the tail split (no light rows between
+ * the full GEMMs); --energy: then
  * the joules per launch of those rows (gemm_probe_common.h probe_energy); --hints: time only
  * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
  * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
@@ -20,6 +21,9 @@
  *   v3 traced                probe mode 5 (gemm_internal.h): v3 writing SM clock stamps per tile
  *   v3 no epilogue           probe mode 4: nothing stored (what the stores cost)
  *   v3 no wgmma              probe mode 6: loads, waits and stores only (what data movement costs)
+ *   v3 / v11, whole last wave  the last partial wave as whole tiles (xsg_probe.tail = 1; the
+ *                            library splits it into column halves when it is at most half the
+ *                            grid, sched.h xsg_tail_slots)
  * Every row of ours (and v13 traced, probe mode 7) is checked against cuBLAS's output (SiLU*mul
  * applied on the host) before timing. Then the traces of one launch each of v3, v11 and v13: per
  * tile, the wait for its first k-block, the main loop, the epilogue and the gap to the next tile,
@@ -99,8 +103,8 @@ int main(int argc, char** argv) {
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
   /* mode: a probe mode of v3 (0: v3 itself). */
-  auto ours = [&](int mode, int hint = 0, int promo = 0) {
-    return [&, mode, hint, promo, n = 0]() mutable {
+  auto ours = [&](int mode, int hint = 0, int promo = 0, int tail = 0) {
+    return [&, mode, hint, promo, tail, n = 0]() mutable {
       a.B = Bs[n++ % rotate];
       xsg_probe.l2_promo = promo;
       xsg_probe.v3_mode = mode;
@@ -108,9 +112,11 @@ int main(int argc, char** argv) {
       xsg_probe.trace_cap = cap;
       xsg_probe.delay_ns = delay;
       xsg_probe.l2_hint = hint;
+      xsg_probe.tail = tail;
       xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.v3_mode = 0;
       xsg_probe.l2_hint = 0;
+      xsg_probe.tail = 0;
       xsg_probe.l2_promo = 0;
       a.B = B;
       if (r != XS_OK) {
@@ -148,7 +154,9 @@ int main(int argc, char** argv) {
       {"v8", version(XS_GEMM_V8)},
       {"v3, none, 256 B", ours(0, 16, 4)},
       {"v3, B first, 128 B", ours(0, 4, 3)},
-      {"v11, none, 256 B", ours(1, 16, 4)}};
+      {"v11, none, 256 B", ours(1, 16, 4)},
+      {"v3, whole last wave", ours(0, 0, 0, 1)},
+      {"v11, whole last wave", ours(1, 0, 0, 1)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
@@ -161,7 +169,9 @@ int main(int argc, char** argv) {
                                {"v11 (mode 1)", ours(1), {}},
                                {"v11 traced", ours(8), {}},
                                {"v13 (mode 3)", ours(3), {}},
-                               {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}}};
+                               {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}},
+                               {"v3, whole last wave", ours(0, 0, 0, 1), {}},
+                               {"v11, whole last wave", ours(1, 0, 0, 1), {}}};
   /* The full-work rows: the probe's light rows (traced, no epilogue, no wgmma) give the GPU's
    * power budget room that a run of full GEMMs does not have (--lean, --energy). */
   auto full_rows = [](const std::vector<probe_row>& all) {

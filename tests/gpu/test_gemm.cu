@@ -26,6 +26,7 @@
 
 #include "kernels/gemm/check.h"
 #include "kernels/gemm/hopper_common.cuh"
+#include "kernels/gemm/sched.h"
 #include "test.h"
 #include "xstage/gemm.h"
 
@@ -34,6 +35,7 @@ static int g_hopper;    /* v2-v13 can run here */
 static int g_sms;       /* the GPU's SMs (v7's tile width depends on them) */
 #define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
+static int g_tail_split; /* launches of v3 / v11 whose schedule has halves (sched.h) */
 
 typedef struct problem {
   xs_gemm_layout layout;
@@ -134,6 +136,18 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   if (res != XS_OK) {
     ok = 0;
     goto done;
+  }
+  if ((t.version == XS_GEMM_V3 || t.version == XS_GEMM_V11) && !v->flags) {
+    /* the kernel's schedule: MASKED without a list walks its compacted tiles */
+    int positions = t.count;
+    if (pr->layout == XS_GEMM_GROUPED_MASKED && !v->list) {
+      positions = 0;
+      for (int g = 0; g < E; g++)
+        positions += xsg_cdiv(pr->counts[g] < M ? pr->counts[g] : M, t.tile_m) * t.n_blocks;
+    }
+    const int ctas = (v->ctas ? v->ctas : g_sms) < t.count ? (v->ctas ? v->ctas : g_sms) : t.count;
+    int whole;
+    if (positions > 0 && xsg_tail_slots(positions, ctas, &whole) != positions) g_tail_split++;
   }
   {
     int32_t* d_list = NULL;
@@ -795,6 +809,47 @@ static void test_v11_v13_epilogues(void) {
   }
 }
 
+/* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
+ * flags are set): few CTAs (max_ctas 5, 8, 11) so that a small rest of tiles is left for the last
+ * wave, on shapes whose last n-block is partial (the second half of a tile then has work, or lies
+ * wholly past N and must be skipped), SiLU*mul (a half: 64 gate + 64 up rows), one k-block, both
+ * grouped layouts with empty and one-token experts, the map epilogue, raster N, a caller's list
+ * and PDL; with flags nothing is split (every tile's flag raised once by the CTA that stored it
+ * whole, which run_one checks). Counts the launches whose schedule has halves, so that the test
+ * cannot pass without running any. */
+static void test_tail_split(void) {
+  const int split0 = g_tail_split;
+  for (int ver = 0; ver < 2; ver++) {
+    const xs_gemm_version vv = ver ? XS_GEMM_V11 : XS_GEMM_V3;
+    const variant vs[5] = {
+        {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 5},
+        {vv, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 8},
+        {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 0, 11},
+        {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 8, 1},
+        {vv, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 5}, /* flags: no halves */
+    };
+    static const int32_t mc[9] = {0, 1, 63, 64, 65, 128, 129, 300, 255};
+    static const int32_t cc[9] = {0, 1, 63, 0, 65, 128, 0, 300, 0};
+    const problem ps[] = {
+        {XS_GEMM_DENSE, 300, 1000, 129, 0, NULL, 0}, /* 12 tiles; half 1 of n-block 3: 104 cols */
+        {XS_GEMM_DENSE, 300, 800, 200, 0, NULL, 0},  /* half 1 of n-block 3 past N */
+        {XS_GEMM_DENSE, 1000, 520, 64, 0, NULL, 0},  /* one k-block */
+        {XS_GEMM_DENSE, 129, 608, 1000, 0, NULL, 1}, /* SiLU, I = 304: last half past I */
+        {XS_GEMM_DENSE, 1000, 544, 65, 0, NULL, 1},  /* SiLU, I = 272 */
+        {XS_GEMM_GROUPED_MASKED, 300, 520, 136, 9, mc, 0},
+        {XS_GEMM_GROUPED_MASKED, 300, 272, 136, 9, mc, 1},
+        {XS_GEMM_GROUPED_CONTIG, 0, 264, 72, 9, cc, 0},
+        {XS_GEMM_GROUPED_CONTIG, 0, 528, 72, 9, cc, 1},
+    };
+    for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+      for (int k = 0; k < 5; k++)
+        run_one(&ps[i], &vs[(i + k) % 5], ver ? "v11tail" : "v3tail");
+  }
+  const int split_runs = g_tail_split - split0;
+  printf("  %d launches with halves in their schedule\n", split_runs);
+  XT_CHECK_MSG(split_runs >= 10, "only %d launches split their last wave", split_runs);
+}
+
 /* What v10 refuses (XS_ERR_UNSUPPORTED, from xs_gemm_tiles and xs_gemm_run): the shapes TMA
  * cannot describe, like v2-v9 (K or N, or N / 2 with SiLU*mul, not a multiple of 8; A, B or C
  * not 16-byte aligned). What it must run although nothing is computed: all-empty experts. */
@@ -992,6 +1047,7 @@ int main(void) {
   XT_RUN(test_v10_streams);
   XT_RUN(test_v10_refusals);
   XT_RUN(test_v11_v13_epilogues);
+  XT_RUN(test_tail_split);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
   printf("# %d runs checked, %d unsupported (v2-v13 on shapes TMA cannot describe; v8 with a tile "

@@ -543,6 +543,55 @@ static void test_v8_ctas(void) {
   XT_EQ_INT(xsg_v8_ctas(400, 66, 1000), 400); /* more than fit at once: correct, just queued */
 }
 
+/* v3 / v11's tail split (sched.h xsg_tail_slots, xsg_tail_position): every position's columns are
+ * covered exactly once (a whole tile, or halves 0 and 1), each CTA holds at most one half, halves
+ * appear only in the last partial wave and only when it is at most half the grid, and every whole
+ * tile keeps its slot. */
+static void test_tail_split(void) {
+  int full = -1;
+  XT_EQ_INT(xsg_tail_slots(4096, 132, &full), 4096 - 4 + 8); /* Qwen3-235B down E=64 T=512 */
+  XT_EQ_INT(full, 4092);
+  XT_EQ_INT(xsg_tail_slots(512, 132, &full), 512); /* E=8: 116 of 132 in the last wave */
+  XT_EQ_INT(full, 512);
+  XT_EQ_INT(xsg_tail_slots(264, 132, &full), 264); /* whole waves */
+  XT_EQ_INT(full, 264);
+  XT_EQ_INT(xsg_tail_slots(198, 132, &full), 264); /* 66 = half the grid: split */
+  XT_EQ_INT(full, 132);
+  XT_EQ_INT(xsg_tail_slots(199, 132, &full), 199); /* 67: not */
+  XT_EQ_INT(xsg_tail_slots(60, 132, &full), 120); /* one partial wave: all halves */
+  XT_EQ_INT(full, 0);
+  XT_EQ_INT(xsg_tail_slots(0, 132, &full), 0);
+  int bad = 0;
+  for (int ctas = 1; ctas <= 40; ctas++)
+    for (int positions = 0; positions <= 200; positions++) {
+      const int slots = xsg_tail_slots(positions, ctas, &full);
+      int cover[200] = {0}; /* bit 0: half 0, bit 1: half 1, 4: whole */
+      int halves_per_cta[40] = {0};
+      const int rest = positions - positions / ctas * ctas;
+      for (int k = 0; k < slots; k++) {
+        int piece = 7;
+        const int pos = xsg_tail_position(k, full, &piece);
+        if (pos < 0 || pos >= positions) {
+          bad++;
+          continue;
+        }
+        if (piece < 0) {
+          if (pos != k) bad++; /* whole tiles keep their slot */
+          cover[pos] += 4;
+        } else {
+          cover[pos] += 1 << piece;
+          halves_per_cta[k % ctas]++;
+          if (pos < positions / ctas * ctas || 2 * rest > ctas) bad++;
+        }
+      }
+      for (int i = 0; i < positions; i++)
+        if (cover[i] != 4 && cover[i] != 3) bad++;
+      for (int c = 0; c < ctas; c++)
+        if (halves_per_cta[c] > 1) bad++;
+    }
+  XT_EQ_INT(bad, 0);
+}
+
 /* The L2 policy rule (sched.h xsg_l2_choice): which launches get which cache policy. */
 static void test_l2_choice(void) {
   /* weights read once: every expert has at most one 128-row block */
@@ -687,6 +736,7 @@ int main(void) {
   XT_RUN(test_pairs_masked);
   XT_RUN(test_pairs_contig);
   XT_RUN(test_v8_ctas);
+  XT_RUN(test_tail_split);
   XT_RUN(test_l2_choice);
   XT_RUN(test_median_interval);
   XT_RUN(test_round_order);

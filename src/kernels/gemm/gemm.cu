@@ -387,6 +387,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
+  /* v3 / v11: the last partial wave in column halves (sched.h xsg_tail_slots; session 13), not
+   * with tile flags (each tile's flag is raised once, by the CTA that stored all of it). */
+  p.tail_split = !epi.tile_flags && xsg_probe.tail != 1;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;
   /* NOTE: the compacted masked schedule is built by the kernel from the device counts, so the
@@ -512,7 +515,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

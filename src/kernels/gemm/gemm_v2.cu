@@ -147,26 +147,34 @@ struct tile_done {
  * while tile i's k-blocks stream, and the consumers read it from shared memory. */
 struct tile_info {
   int index, row0, row_end, expert, nb;
+  int piece; /* -1 the whole tile; 0, 1: its column half (xsg_params.tail_split, sched.h
+                xsg_tail_slots) */
 };
 
-/* The next tile with work at schedule position k or later (k moves past it): 0 when none is left.
+/* The next tile with work at schedule slot k or later (k moves past it): 0 when none is left.
  * The caller's list, the raster order, or the masked compacted schedule (table). CONTIG finds a
- * tile's expert in `offsets` (the shared-memory copy when there is one). */
+ * tile's expert in `offsets` (the shared-memory copy when there is one). Slots from `full` on are
+ * halves of the last partial wave's tiles (sched.h xsg_tail_position; full = slots: none); a
+ * second half that lies wholly past the output's columns (half_cols each) has no work. */
 __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table,
-                                         const int32_t* offsets, int positions, int& k,
-                                         tile_info& ti) {
-  for (; k < positions; k += gridDim.x) {
+                                         const int32_t* offsets, int slots, int full,
+                                         int half_cols, int& k, tile_info& ti) {
+  for (; k < slots; k += gridDim.x) {
+    int piece;
+    const int pos = xsg_tail_position(k, full, &piece);
     if (p.compact) { /* every compacted position has work; row_end -1: the consumers load it */
-      const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, k);
-      ti = {xsg_tile_index(&p.grid, t.g, t.mb, t.nb), t.mb * p.tile_m, -1, t.g, t.nb};
+      const xsg_tile t = xsg_masked_coords(&p.grid, table, p.experts, pos);
+      if (piece == 1 && (2 * t.nb + 1) * half_cols >= p.n_out) continue;
+      ti = {xsg_tile_index(&p.grid, t.g, t.mb, t.nb), t.mb * p.tile_m, -1, t.g, t.nb, piece};
       k += gridDim.x;
       return 1;
     }
-    const int index = xsg_position_tile(&p, k);
+    const int index = xsg_position_tile(&p, pos);
     const xsg_tile t = xsg_tile_decode(&p.grid, index);
+    if (piece == 1 && (2 * t.nb + 1) * half_cols >= p.n_out) continue;
     int row0, row_end, expert;
     if (xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) {
-      ti = {index, row0, row_end, expert, t.nb};
+      ti = {index, row0, row_end, expert, t.nb, piece};
       k += gridDim.x;
       return 1;
     }
@@ -401,6 +409,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 7 || MODE == 8,
                  NO_MMA = MODE == 6;
   constexpr bool SLOT = MODE == 3 || MODE == 7; /* v13's held slot (7: traced) */
+  /* v3 and v11 can run the last partial wave in column halves (xsg_params.tail_split; sched.h
+   * xsg_tail_slots; the consumers' half-tile loop after their tile loop). Not the traced probe
+   * modes 5 and 8: with it their stamps made ptxas spill 24 bytes. */
+  constexpr bool TAIL = BN == 256 && (MODE == 0 || MODE == 1);
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = xsg_smem_align1024(smem_raw);
@@ -471,17 +483,23 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       uint32_t phase = 0;
       int jp = 0; /* TRACE: tiles loaded so far */
       int k = blockIdx.x;
-      tile_info cur = {-1, 0, 0, 0, 0};
+      tile_info cur = {-1, 0, 0, 0, 0, -1};
       /* Slot s gets k-block kb of tile ti (its entry with k-block 0, released by the arrive): A,
        * and B's two halves: [n0, n0 + BN/2) and the next half, or with SiLU the gate rows and
        * the matching up rows (I = N/2 further on). NOTE: expect the full box bytes: TMA counts
        * the zero-filled out-of-bounds part of a box too. A second B half that lies wholly past N
-       * is not loaded at all (its stale rows only feed output columns >= N, never stored). */
+       * is not loaded at all (its stale rows only feed output columns >= N, never stored).
+       * A half tile (TAIL) loads B half `piece` alone, or with SiLU the gate and up boxes from
+       * its first 64 rows on (of each 128-row box, the first 64 are used). */
       auto load = [&](const tile_info& ti, int kb) {
         const int a_batch = p.layout == XS_GEMM_GROUPED_MASKED ? ti.expert : 0;
         const int b_batch = p.layout == XS_GEMM_DENSE ? 0 : ti.expert;
-        const int b_row0 = silu ? ti.nb * (BN / 2) : ti.nb * BN;
-        const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
+        int b_row0 = silu ? ti.nb * (BN / 2) : ti.nb * BN;
+        int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + BN / 2;
+        if (TAIL && ti.piece >= 0) {
+          b_row0 += ti.piece * (silu ? BN / 4 : BN / 2);
+          b_row1 = silu ? b_row0 + p.N / 2 : p.N; /* without SiLU: no second box */
+        }
         uint8_t* sa = ring + s * cfg::STAGE_BYTES;
         uint8_t* sb = sa + cfg::A_BYTES;
         if (kb == 0) info[s] = ti;
@@ -501,16 +519,25 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
        * wait; spec < STAGES: no wrap). */
       const tile_info guess = {xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess,
-                               nb_guess};
+                               nb_guess, -1};
       for (int kb = 0; kb < spec; kb++, s++)
         load(guess, kb);
       xsg_wait_timed(table_ready, 0);
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
-      int have = next_tile(p, table, offsets, positions, k, cur);
+      /* TAIL: the last partial wave in column halves when it is at most half the grid (sched.h
+       * xsg_tail_slots). Not with the speculative start, whose slots belong to position
+       * blockIdx.x (xsg_spec_hit). */
+      int whole = positions; /* slots before the first half */
+      const int slots = TAIL && p.tail_split && !spec
+                            ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
+                            : positions;
+      constexpr int HALF_COLS = BN / 4; /* output columns of a half: BN / 2, or BN / 4 with SiLU */
+      const int half_cols = silu ? HALF_COLS : 2 * HALF_COLS;
+      int have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur);
       /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
        * those slots unused) */
-      int kb_start = spec && have && cur.index == guess.index ? spec : 0;
+      int kb_start = spec && have && cur.index == guess.index && cur.piece < 0 ? spec : 0;
       while (have) {
         /* TRACE: the producer's stamps go into warpgroup 1's record of the same tile. */
         unsigned long long* const prec =
@@ -519,16 +546,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           jp++;
           if (prec) prec[6] = xs_clock64();
         }
-        tile_info nxt = {-1, 0, 0, 0, 0};
+        tile_info nxt = {-1, 0, 0, 0, 0, -1};
         int have_next = 0;
-        if (kb_start) have_next = next_tile(p, table, offsets, positions, k, nxt);
+        if (kb_start) have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
         for (int kb = kb_start; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           load(cur, kb);
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
-          if (kb == 0) have_next = next_tile(p, table, offsets, positions, k, nxt);
+          if (kb == 0) have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
@@ -575,6 +602,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     const int use_slot = SLOT && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
     int jt = 0; /* TRACE: tiles taken so far */
+    tile_info piece = {-1, 0, 0, 0, 0, -1}; /* TAIL: a half tile (its first k-block is here) */
     if (spec) {
       xs_mbar_wait(table_ready, 0); /* the table, to check the producer's guess against */
       s = xsg_spec_drain(p, table, blockIdx.x, g_guess, nb_guess, spec, full, empty, lane);
@@ -612,6 +640,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       const tile_info ti = xsg_entry_lane0(&info[s]);
       if (ti.index < 0) {
         if (lane == 0) xs_mbar_arrive(&empty[s]);
+        break;
+      }
+      if (TAIL && ti.piece >= 0) { /* a half tile: the CTA's last, after this loop */
+        piece = ti;
         break;
       }
       const int tile_index = ti.index, row0 = ti.row0, expert = ti.expert;
@@ -727,6 +759,80 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     }
     if constexpr (DEFER) {
       if (has_pending) store_pending();
+    }
+    /* TAIL: the half tiles of the last partial wave (sched.h xsg_tail_slots: at most one per CTA,
+     * its last), outside the tile loop so that their accumulators take the registers of d, which
+     * is dead here (in the loop, wgmmas of another shape on d's registers made ptxas serialize
+     * the wgmma pipeline, C7519). A half is a 128 x 128 tile: B rows [BN / 2 * piece, + BN / 2)
+     * of the tile by m64n128k16, or with SiLU 64 gate rows (at sb) and the matching 64 up rows
+     * (at sb + B_BYTES / 2) by two m64n64k16; stored as v2's tile 2 nb + piece would be, through
+     * the map entry moved to its columns. */
+    while (TAIL && piece.index >= 0) {
+      if constexpr (TAIL) {
+        float h[BN / 4];
+        /* The k-block loop, once per wgmma shape (a runtime choice between shapes inside one
+         * loop made ptxas serialize the wgmma pipeline, C7519). */
+        auto k_loop = [&](auto mma) {
+          int prev_s = 0;
+          for (int kb = 0; kb < k_blocks; kb++) {
+            if (kb > 0) xs_mbar_wait(&full[s], phase);
+            const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
+            const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
+            const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
+            xs_wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < cfg::BK / 16; kk++)
+              mma(desc_a + 2 * kk, desc_b + 2 * kk, (kb > 0 || kk > 0) ? 1 : 0);
+            xs_wgmma_commit();
+            xs_wgmma_wait<1>();
+            if (kb > 0 && lane == 0) xs_mbar_arrive(&empty[prev_s]);
+            prev_s = s;
+            if (++s == cfg::STAGES) {
+              s = 0;
+              phase ^= 1;
+            }
+          }
+          xs_wgmma_wait<0>();
+          xs_wgmma_fence_regs(h);
+          if (lane == 0) xs_mbar_arrive(&empty[prev_s]);
+        };
+        if (silu) {
+          /* the up rows' descriptor is the gate rows' + B_BYTES / 2 (>> 4 in the address field) */
+          k_loop([&](uint64_t da, uint64_t db, int acc) {
+            xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[0]), da, db, acc);
+            xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[BN / 8]), da,
+                                       db + (cfg::B_BYTES / 2 >> 4), acc);
+          });
+        } else {
+          k_loop([&](uint64_t da, uint64_t db, int acc) {
+            xs_wgmma_m64n128k16_bf16_ss(h, da, db, acc);
+          });
+        }
+        const int row_end = piece.row_end >= 0 ? piece.row_end : xsg_masked_rows(p, piece.expert);
+        tile_done td = {piece.row0, row_end, piece.expert, piece.index, 2 * piece.nb + piece.piece,
+                        {nullptr, 0}};
+        if (p.epi.store == XS_GEMM_STORE_MAP) {
+          td.dst = p.epi.dst_map[piece.index];
+          td.dst.base = (uint16_t*)td.dst.base + piece.piece * (silu ? BN / 4 : BN / 2);
+        }
+        auto word_h = [&](int i, int hi) {
+          return xsg_pack_bf16x2(h[4 * i + 2 * hi], h[4 * i + 2 * hi + 1]);
+        };
+        auto word_h_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
+          xsg_silu_mul4_bf16(&h[4 * i], &h[4 * (i + BN / 32)], w0, w1); /* up: BN / 32 groups on */
+        };
+        store_tile<BN / 2, 0, 0>(p, &map_c, my_c, half, tid, silu, td, 0, word_h, word_h_silu);
+        /* the next entry: the end of the schedule, or (not with sched.h's split) another half */
+        xs_mbar_wait(&full[s], phase);
+        piece = xsg_entry_lane0(&info[s]);
+        if (piece.index < 0) {
+          if (lane == 0) xs_mbar_arrive(&empty[s]);
+          if (++s == cfg::STAGES) {
+            s = 0;
+            phase ^= 1;
+          }
+        }
+      }
     }
     if constexpr (SLOT) {
       if (has_held && tid == 0) {

@@ -272,7 +272,9 @@ static __device__ __forceinline__ uint8_t* xsg_smem_align1024(uint8_t* raw) {
 template <class T> static __device__ __forceinline__ T xsg_entry_lane0(const T* entry) {
   static_assert(sizeof(T) % 4 == 0, "an entry of 32-bit words");
   constexpr int W = sizeof(T) / 4;
-  int w[W];
+  /* NOTE: zeroed, although lanes 1-31 only send theirs to nowhere: uninitialized, the sixth word
+   * of v3's 24-byte tile_info went through local memory (an 8-byte stack frame, session 13). */
+  int w[W] = {};
   if ((threadIdx.x & 31) == 0) {
 #pragma unroll
     for (int i = 0; i < W; i++)

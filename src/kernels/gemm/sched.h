@@ -223,6 +223,32 @@ XSG_HD int xsg_v7_split_position(int cta, int ctas, int positions, int k_blocks,
   return n >= 3 && n & 1 ? cta + (n - 1) * ctas : -1;
 }
 
+/* v3 / v11's last partial wave in column halves (xsg_params.tail_split; session 13). A
+ * persistent grid of `ctas` CTAs walks schedule slots c, c + ctas, ... (CTA c). Positions
+ * [0, *full) run as whole tiles, one slot each; *full is `positions` rounded down to whole waves
+ * when the rest (the last partial wave) is at most half the grid, and then each tile of that
+ * rest runs as two halves on two CTAs: slots *full + 2j and *full + 2j + 1 are halves 0 and 1 of
+ * position *full + j. The last wave then takes about half a tile's time instead of a whole one
+ * while most SMs idle (Qwen3-235B down E=64 T=512: 4096 tiles on 132 SMs, 31.03 waves). Nothing
+ * is split when the rest is over half the grid (two halves on one CTA gain nothing) or empty
+ * (*full = positions). Returns the slot count. */
+XSG_HD int xsg_tail_slots(int positions, int ctas, int* full) {
+  const int whole = ctas > 0 ? positions / ctas * ctas : positions;
+  *full = 2 * (positions - whole) <= ctas ? whole : positions;
+  return *full + 2 * (positions - *full);
+}
+
+/* Slot k's schedule position (k < xsg_tail_slots's count); *piece: -1 the whole tile, else the
+ * half (0: its first columns, 1: the rest). */
+XSG_HD int xsg_tail_position(int k, int full, int* piece) {
+  if (k < full) {
+    *piece = -1;
+    return k;
+  }
+  *piece = (k - full) & 1;
+  return full + ((k - full) >> 1);
+}
+
 /* Contiguous layout: the expert owning `row`, or -1 when row >= offsets[experts] (past the last
  * segment). offsets[0..experts] is non-decreasing; empty experts (equal offsets) own no row. */
 XSG_HD int xsg_contig_expert(const int32_t* offsets, int experts, int row) {
