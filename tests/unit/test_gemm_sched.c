@@ -558,7 +558,7 @@ static void test_tail_split(void) {
   XT_EQ_INT(xsg_tail_slots(198, 132, &full), 264); /* 66 = half the grid: split */
   XT_EQ_INT(full, 132);
   XT_EQ_INT(xsg_tail_slots(199, 132, &full), 199); /* 67: not */
-  XT_EQ_INT(xsg_tail_slots(60, 132, &full), 120); /* one partial wave: all halves */
+  XT_EQ_INT(xsg_tail_slots(60, 132, &full), 120);  /* one partial wave: all halves */
   XT_EQ_INT(full, 0);
   XT_EQ_INT(xsg_tail_slots(0, 132, &full), 0);
   int bad = 0;

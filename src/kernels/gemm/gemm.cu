@@ -235,8 +235,20 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
    * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense
    * shapes, in the same interleaved rounds (docs/results/gemm-h200.md, "Session 5"); with
-   * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays. */
-  if (t->version == XS_GEMM_V3 && !silu) t->version = XS_GEMM_V11;
+   * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays.
+   * Session 13: not when the last partial wave is at most half the grid (sched.h
+   * xsg_tail_slots; no tile flags), which v3 runs in column halves and v11 does not (gemm_v2.cu
+   * TAIL): there v3 was 1.2-1.3 % ahead of v11 (probe, Qwen3-235B and DeepSeek-V3 down E=64
+   * T=512, 31.03 and 54.3 waves) and 0.6-0.8 % in the bench. The grid is assumed to be one CTA
+   * per SM (xs_gemm_schedule.max_ctas is not known here). */
+  if (t->version == XS_GEMM_V3 && !silu) {
+    const int positions =
+        a->layout == XS_GEMM_GROUPED_MASKED ? (int)(m_blocks * t->n_blocks) : t->count;
+    const int ctas = t->count < dev.sms ? t->count : dev.sms;
+    int whole;
+    if (e->tile_flags || xsg_tail_slots(positions, ctas, &whole) == positions)
+      t->version = XS_GEMM_V11;
+  }
   return XS_OK;
 }
 
@@ -387,8 +399,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
-  /* v3 / v11: the last partial wave in column halves (sched.h xsg_tail_slots; session 13), not
-   * with tile flags (each tile's flag is raised once, by the CTA that stored all of it). */
+  /* v3: the last partial wave in column halves (sched.h xsg_tail_slots; session 13; v11 runs it
+   * whole, gemm_v2.cu TAIL), not with tile flags (each tile's flag is raised once, by the CTA
+   * that stored all of it). */
   p.tail_split = !epi.tile_flags && xsg_probe.tail != 1;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;

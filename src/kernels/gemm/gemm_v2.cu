@@ -157,8 +157,8 @@ struct tile_info {
  * halves of the last partial wave's tiles (sched.h xsg_tail_position; full = slots: none); a
  * second half that lies wholly past the output's columns (half_cols each) has no work. */
 __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table,
-                                         const int32_t* offsets, int slots, int full,
-                                         int half_cols, int& k, tile_info& ti) {
+                                         const int32_t* offsets, int slots, int full, int half_cols,
+                                         int& k, tile_info& ti) {
   for (; k < slots; k += gridDim.x) {
     int piece;
     const int pos = xsg_tail_position(k, full, &piece);
@@ -522,8 +522,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       };
       /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
        * wait; spec < STAGES: no wrap). */
-      const tile_info guess = {xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess,
-                               nb_guess, -1};
+      const tile_info guess = {
+          xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess, nb_guess, -1};
       for (int kb = 0; kb < spec; kb++, s++)
         load(guess, kb);
       xsg_wait_timed(table_ready, 0);
@@ -605,7 +605,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
      * the loop) once this warpgroup's TMA stores have read it: tid 0 arrives for its 4 warps. */
     const int use_slot = SLOT && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
-    int jt = 0; /* TRACE: tiles taken so far */
+    int jt = 0;                             /* TRACE: tiles taken so far */
     tile_info piece = {-1, 0, 0, 0, 0, -1}; /* TAIL: a half tile (its first k-block is here) */
     if (spec) {
       xs_mbar_wait(table_ready, 0); /* the table, to check the producer's guess against */
@@ -813,7 +813,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           });
         }
         const int row_end = piece.row_end >= 0 ? piece.row_end : xsg_masked_rows(p, piece.expert);
-        tile_done td = {piece.row0, row_end, piece.expert, piece.index, 2 * piece.nb + piece.piece,
+        tile_done td = {piece.row0,  row_end, piece.expert, piece.index, 2 * piece.nb + piece.piece,
                         {nullptr, 0}};
         if (p.epi.store == XS_GEMM_STORE_MAP) {
           td.dst = p.epi.dst_map[piece.index];
