@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int xt_checks_failed_ = 0, xt_tests_passed_ = 0, xt_tests_failed_ = 0;
 
@@ -54,8 +55,11 @@ static int xt_checks_failed_ = 0, xt_tests_passed_ = 0, xt_tests_failed_ = 0;
     }                                                                                              \
   } while (0)
 
+/* XT_ONLY=name (environment): run only the test of that name (the others are not counted). */
 #define XT_RUN(fn)                                                                                 \
   do {                                                                                             \
+    const char* xt_only_ = getenv("XT_ONLY");                                                      \
+    if (xt_only_ && *xt_only_ && strcmp(xt_only_, #fn) != 0) break;                               \
     int xt_before_ = xt_checks_failed_;                                                            \
     fn();                                                                                          \
     if (xt_checks_failed_ == xt_before_) {                                                         \

@@ -35,7 +35,7 @@ static int g_hopper;    /* v2-v13 can run here */
 static int g_sms;       /* the GPU's SMs (v7's tile width depends on them) */
 #define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
-static int g_tail_split; /* launches of v3 whose schedule has halves (sched.h) */
+static int g_tail_split; /* launches of v3 / v11 whose schedule has halves (sched.h) */
 
 typedef struct problem {
   xs_gemm_layout layout;
@@ -137,7 +137,7 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
     ok = 0;
     goto done;
   }
-  if (t.version == XS_GEMM_V3 && !v->flags) { /* v11 does not split (gemm_v2.cu TAIL) */
+  if ((t.version == XS_GEMM_V3 || t.version == XS_GEMM_V11) && !v->flags) {
     /* the kernel's schedule: MASKED without a list walks its compacted tiles */
     int positions = t.count;
     if (pr->layout == XS_GEMM_GROUPED_MASKED && !v->list) {
@@ -829,8 +829,8 @@ static void test_v11_v13_epilogues(void) {
   }
 }
 
-/* v3's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile flags are
- * set; v11 runs the same problems with its last wave whole, gemm_v2.cu TAIL): few CTAs (max_ctas 5,
+/* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
+ * flags are set): few CTAs (max_ctas 5,
  * 8, 11) so that a small rest of tiles is left for the last wave, on shapes whose last n-block is
  * partial (the second half of a tile then has work, or lies wholly past N and must be skipped),
  * SiLU*mul (a half: 64 gate + 64 up rows), one k-block, both grouped layouts with empty and

@@ -281,9 +281,15 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
         const int pass_cols = silu                   ? out_cols
                               : ps + 1 < cfg::PASSES ? cfg::STAGE_COLS
                                                      : BN - (cfg::PASSES - 1) * cfg::STAGE_COLS;
-        /* Boxes wholly outside C are skipped; partial ones are clipped by TMA. */
-        for (int j = 0; j < pass_cols / 64; j++)
-          if (out_row0 < p.M && col0 + 64 * j < p.n_out)
+        /* Boxes wholly outside C are skipped; partial ones are clipped by TMA.
+         * NOTE (session 13): a compile-time bound with a runtime guard. With the loop bound
+         * pass_cols / 64 itself, ptxas (CUDA 13.0) built v11's kernel with v3's half tile so
+         * that the loop's remainder copy loaded the batch coordinate under a predicate that
+         * held an unrelated comparison on that path (SiLU*mul's exponent range check): the
+         * halves' TMA stores went to a stale batch and were clipped away (tuning round 19). */
+#pragma unroll
+        for (int j = 0; j < cfg::STAGE_COLS / 64; j++)
+          if (j < pass_cols / 64 && out_row0 < p.M && col0 + 64 * j < p.n_out)
             xs_tma_store_3d(map_c, buf + j * 8192, col0 + 64 * j, out_row0, c_batch);
         xs_bulk_commit();
         if (rec) rec[12 + ps] = xs_clock64(); /* TRACE: the pass's stores are issued */
@@ -409,14 +415,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   constexpr bool NO_EPI = MODE == 4, TRACE = MODE == 5 || MODE == 7 || MODE == 8,
                  NO_MMA = MODE == 6;
   constexpr bool SLOT = MODE == 3 || MODE == 7; /* v13's held slot (7: traced) */
-  /* v3 runs the last partial wave in column halves (xsg_params.tail_split; sched.h
-   * xsg_tail_slots; the consumers' half-tile loop after their tile loop).
-   * NOTE (session 13): not v11. With the same half-tile code in v11's kernel (MODE 1) the
-   * halves' outputs never reached C on the H200 (test_gemm: every half-only CTA, and halves
-   * after a SiLU*mul tile; halves after a plain tile were right), while v3's were right in every
-   * case; a printf after the half's store made v11's right too. Not understood yet, so v11 runs
-   * its last wave whole. Nor the traced probe modes: their stamps made ptxas spill 24 bytes. */
-  constexpr bool TAIL = BN == 256 && MODE == 0;
+  /* v3 and v11 run the last partial wave in column halves (xsg_params.tail_split; sched.h
+   * xsg_tail_slots; the consumers' half-tile loop after their tile loop). Not the traced probe
+   * modes: their stamps made ptxas spill 24 bytes. (v11's halves were first left unwritten: see
+   * store_tile's TMA store loop.) */
+  constexpr bool TAIL = BN == 256 && (MODE == 0 || MODE == 1);
   extern __shared__ uint8_t smem_raw[];
   /* NOTE: 128B-swizzled TMA boxes and wgmma descriptors need 1024-byte aligned tiles. */
   uint8_t* smem = xsg_smem_align1024(smem_raw);
