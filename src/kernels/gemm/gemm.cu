@@ -235,20 +235,10 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
    * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense
    * shapes, in the same interleaved rounds (docs/results/gemm-h200.md, "Session 5"); with
-   * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays.
-   * Session 13: not when the last partial wave is at most half the grid (sched.h
-   * xsg_tail_slots; no tile flags), which v3 runs in column halves and v11 does not (gemm_v2.cu
-   * TAIL): there v3 was 1.2-1.3 % ahead of v11 (probe, Qwen3-235B and DeepSeek-V3 down E=64
-   * T=512, 31.03 and 54.3 waves) and 0.6-0.8 % in the bench. The grid is assumed to be one CTA
-   * per SM (xs_gemm_schedule.max_ctas is not known here). */
-  if (t->version == XS_GEMM_V3 && !silu) {
-    const int positions =
-        a->layout == XS_GEMM_GROUPED_MASKED ? (int)(m_blocks * t->n_blocks) : t->count;
-    const int ctas = t->count < dev.sms ? t->count : dev.sms;
-    int whole;
-    if (e->tile_flags || xsg_tail_slots(positions, ctas, &whole) == positions)
-      t->version = XS_GEMM_V11;
-  }
+   * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays. Both split a small
+   * last wave into column halves (session 13, sched.h xsg_tail_slots); with it v11 stayed
+   * 0.3-0.4 % ahead of v3 at E=64 T=512 in the bench (run 62). */
+  if (t->version == XS_GEMM_V3 && !silu) t->version = XS_GEMM_V11;
   return XS_OK;
 }
 
