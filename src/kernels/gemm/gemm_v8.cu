@@ -343,30 +343,12 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
         continue;
       }
 
-      /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
-      int prev_s = 0;
-      for (int kb = 0; kb < k_blocks; kb++) {
-        if (kb > 0) xs_mbar_wait(&full[s], phase);
-        const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
-        const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
-        const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
-        xs_wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < cfg::BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
-          xs_wgmma_m64n256k16_bf16_ss(d, desc_a + 2 * kk, desc_b + 2 * kk, /* address field */
-                                      (kb > 0 || kk > 0) ? 1 : 0);
-        xs_wgmma_commit();
-        /* The previous k-block's group has retired once at most one group is pending: its
-         * slot goes back to both producers. */
-        xs_wgmma_wait<1>();
-        if (kb > 0 && lane == 0) v8_release(&empty[prev_s]);
-        prev_s = s;
-        if (++s == cfg::STAGES) {
-          s = 0;
-          phase ^= 1;
-        }
-      }
-      xs_wgmma_wait<0>();
+      /* ---- main loop: one wgmma group per k-block, one group kept in flight; a slot goes back
+       * to both producers (hopper_common.cuh xsg_k_loop) ---- */
+      const int prev_s = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
+          ring, half, k_blocks, full, empty, s, phase,
+          [&](uint64_t da, uint64_t db, int acc) { xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc); },
+          [](int) {}, [](uint64_t* bar) { v8_release(bar); });
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (lane == 0) v8_release(&empty[prev_s]);
 

@@ -198,6 +198,43 @@ static __device__ __forceinline__ int xsg_spec_drain(const xsg_params& p, const 
   return spec;
 }
 
+/* A consumer warpgroup's k-blocks of one tile in v2-v6, v11-v13 and v8 (the caller has waited for
+ * the first k-block's slot): per k-block the wgmmas mma(desc_a, desc_b, accumulate) on the
+ * warpgroup's 64 rows of A (`half`) and the slot's B, as one group; hook(kb) after its commit;
+ * one group kept in flight, the previous k-block's slot released with release(&empty[slot]) by
+ * lane 0 of each warp. At the end every group has retired. Returns the last k-block's slot, which
+ * the caller releases (v13 holds it). s and phase walk the ring. */
+template <int STAGES, int STAGE_BYTES, int A_BYTES, int BK, class Mma, class Hook, class Release>
+static __device__ __forceinline__ int
+xsg_k_loop(uint8_t* ring, int half, int k_blocks, uint64_t* full, uint64_t* empty, int& s,
+           uint32_t& phase, Mma mma, Hook hook, Release release) {
+  const int lane = threadIdx.x % 32;
+  int prev_s = 0;
+  for (int kb = 0; kb < k_blocks; kb++) {
+    if (kb > 0) xs_mbar_wait(&full[s], phase);
+    const uint8_t* sa = ring + s * STAGE_BYTES + half * (A_BYTES / 2);
+    const uint8_t* sb = ring + s * STAGE_BYTES + A_BYTES;
+    const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
+    xs_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
+      mma(desc_a + 2 * kk, desc_b + 2 * kk, (kb > 0 || kk > 0) ? 1 : 0); /* address field */
+    xs_wgmma_commit();
+    hook(kb);
+    /* The previous k-block's group has retired once at most one group is pending: its slot can
+     * go back to the producer. */
+    xs_wgmma_wait<1>();
+    if (kb > 0 && lane == 0) release(&empty[prev_s]);
+    prev_s = s;
+    if (++s == STAGES) {
+      s = 0;
+      phase ^= 1;
+    }
+  }
+  xs_wgmma_wait<0>();
+  return prev_s;
+}
+
 /* A finished tile's flag (xs_gemm_epilogue.tile_flags): the thread that issued the tile's TMA
  * stores (tid 0, when `tma`) waits until they are written and orders them before its later
  * generic accesses; the `threads` threads that stored the tile meet at named barrier `bar` (the
