@@ -640,13 +640,6 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                                          1, word_pk_pass1, word_pk_silu);
     };
 
-    /* One tile's k-blocks (hopper_common.cuh xsg_k_loop). */
-    auto k_loop = [&](auto mma, auto hook) {
-      return xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
-          ring, half, k_blocks, full, empty, s, phase, mma, hook,
-          [](uint64_t* bar) { xs_mbar_arrive(bar); });
-    };
-
     for (;;) {
       const unsigned long long top = TRACE ? xs_clock64() : 0;
       /* The tile's first k-block: its slot's entry says which tile it is (or that none is left). */
@@ -681,31 +674,48 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       }
 
       /* ---- main loop: one wgmma group per k-block, one group kept in flight ---- */
-      const int prev_s = k_loop(
-          [&](uint64_t da, uint64_t db, int acc) { /* 16-wide K steps: +2 in the address field */
-                                                   if constexpr (!NO_MMA)
-                                                     wgmma_tile<BN>(d, da, db, acc);
-          },
-          [&](int kb) {
-            /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both
-             * issued: about two k-blocks of tensor work queued while the warpgroup stages and
-             * stores). */
-            if constexpr (DEFER) {
-              if (has_pending && kb == (k_blocks > 1 ? 1 : 0)) {
-                store_pending();
-                has_pending = 0;
-              }
+      int prev_s = 0;
+      for (int kb = 0; kb < k_blocks; kb++) {
+        if (kb > 0) xs_mbar_wait(&full[s], phase);
+        const uint8_t* sa = ring + s * cfg::STAGE_BYTES + half * (cfg::A_BYTES / 2);
+        const uint8_t* sb = ring + s * cfg::STAGE_BYTES + cfg::A_BYTES;
+        const uint64_t desc_a = xs_smem_desc_sw128(sa), desc_b = xs_smem_desc_sw128(sb);
+        xs_wgmma_fence();
+        if constexpr (!NO_MMA) {
+#pragma unroll
+          for (int kk = 0; kk < cfg::BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
+            wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
+                           (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        xs_wgmma_commit();
+        /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both issued:
+         * about two k-blocks of tensor work queued while the warpgroup stages and stores). */
+        if constexpr (DEFER) {
+          if (has_pending && kb == (k_blocks > 1 ? 1 : 0)) {
+            store_pending();
+            has_pending = 0;
+          }
+        }
+        if constexpr (SLOT) {
+          if (has_held) {
+            if (tid == 0) {
+              xs_bulk_wait_read_all();
+              xs_mbar_arrive_cnt(&empty[held], 4);
             }
-            if constexpr (SLOT) {
-              if (has_held) {
-                if (tid == 0) {
-                  xs_bulk_wait_read_all();
-                  xs_mbar_arrive_cnt(&empty[held], 4);
-                }
-                has_held = 0;
-              }
-            }
-          });
+            has_held = 0;
+          }
+        }
+        /* The previous k-block's group has retired once at most one group is pending: its
+         * slot can go back to the producer. */
+        xs_wgmma_wait<1>();
+        if (kb > 0 && lane == 0) xs_mbar_arrive(&empty[prev_s]);
+        prev_s = s;
+        if (++s == cfg::STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+      xs_wgmma_wait<0>();
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */
       if (!use_slot && lane == 0) xs_mbar_arrive(&empty[prev_s]);
       if (TRACE && rec) rec[3] = xs_clock64();
@@ -767,26 +777,27 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     while (TAIL && piece.index >= 0) {
       if constexpr (TAIL) {
         float(&h)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&d[0]); /* d is dead here */
-        /* One k_loop per wgmma shape (a runtime choice between shapes inside one loop made
-         * ptxas serialize the wgmma pipeline, C7519). */
-        auto none = [](int) {};
-        int last_s;
+        /* The k-block loop, once per wgmma shape (a runtime choice between shapes inside one
+         * loop made ptxas serialize the wgmma pipeline, C7519). */
+        auto k_loop = [&](auto mma) {
+          const int last_s = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
+              ring, half, lane, k_blocks, full, empty, s, phase, mma, [](int) {},
+              [](uint64_t* bar) { xs_mbar_arrive(bar); });
+          xs_wgmma_fence_regs(h);
+          if (lane == 0) xs_mbar_arrive(&empty[last_s]);
+        };
         if (silu) {
           /* the up rows' descriptor is the gate rows' + B_BYTES / 2 (>> 4 in the address field) */
-          last_s = k_loop(
-              [&](uint64_t da, uint64_t db, int acc) {
-                xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[0]), da, db, acc);
-                xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[BN / 8]), da,
-                                           db + (cfg::B_BYTES / 2 >> 4), acc);
-              },
-              none);
+          k_loop([&](uint64_t da, uint64_t db, int acc) {
+            xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[0]), da, db, acc);
+            xs_wgmma_m64n64k16_bf16_ss(*reinterpret_cast<float(*)[BN / 8]>(&h[BN / 8]), da,
+                                       db + (cfg::B_BYTES / 2 >> 4), acc);
+          });
         } else {
-          last_s = k_loop([&](uint64_t da, uint64_t db,
-                              int acc) { xs_wgmma_m64n128k16_bf16_ss(h, da, db, acc); },
-                          none);
+          k_loop([&](uint64_t da, uint64_t db, int acc) {
+            xs_wgmma_m64n128k16_bf16_ss(h, da, db, acc);
+          });
         }
-        xs_wgmma_fence_regs(h);
-        if (lane == 0) xs_mbar_arrive(&empty[last_s]);
         const int row_end = piece.row_end >= 0 ? piece.row_end : xsg_masked_rows(p, piece.expert);
         tile_done td = {piece.row0,  row_end, piece.expert, piece.index, 2 * piece.nb + piece.piece,
                         {nullptr, 0}};

@@ -346,7 +346,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
       /* ---- main loop: one wgmma group per k-block, one group kept in flight; a slot goes back
        * to both producers (hopper_common.cuh xsg_k_loop) ---- */
       const int prev_s = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
-          ring, half, k_blocks, full, empty, s, phase,
+          ring, half, lane, k_blocks, full, empty, s, phase,
           [&](uint64_t da, uint64_t db, int acc) { xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc); },
           [](int) {}, [](uint64_t* bar) { v8_release(bar); });
       xs_wgmma_fence_regs(d); /* accumulator reads stay after the wait */

@@ -202,13 +202,12 @@ static __device__ __forceinline__ int xsg_spec_drain(const xsg_params& p, const 
  * the first k-block's slot): per k-block the wgmmas mma(desc_a, desc_b, accumulate) on the
  * warpgroup's 64 rows of A (`half`) and the slot's B, as one group; hook(kb) after its commit;
  * one group kept in flight, the previous k-block's slot released with release(&empty[slot]) by
- * lane 0 of each warp. At the end every group has retired. Returns the last k-block's slot, which
- * the caller releases (v13 holds it). s and phase walk the ring. */
+ * lane 0 of each warp (`lane`: the thread's lane). At the end every group has retired. Returns the
+ * last k-block's slot, which the caller releases (v13 holds it). s and phase walk the ring. */
 template <int STAGES, int STAGE_BYTES, int A_BYTES, int BK, class Mma, class Hook, class Release>
 static __device__ __forceinline__ int
-xsg_k_loop(uint8_t* ring, int half, int k_blocks, uint64_t* full, uint64_t* empty, int& s,
+xsg_k_loop(uint8_t* ring, int half, int lane, int k_blocks, uint64_t* full, uint64_t* empty, int& s,
            uint32_t& phase, Mma mma, Hook hook, Release release) {
-  const int lane = threadIdx.x % 32;
   int prev_s = 0;
   for (int kb = 0; kb < k_blocks; kb++) {
     if (kb > 0) xs_mbar_wait(&full[s], phase);
