@@ -389,9 +389,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
    * session 8); the probe can turn it off. */
   p.split = xsg_probe.v7_split != 1;
-  /* v3: the last partial wave in column halves (sched.h xsg_tail_slots; session 13; v11 runs it
-   * whole, gemm_v2.cu TAIL), not with tile flags (each tile's flag is raised once, by the CTA
-   * that stored all of it). */
+  /* v3 and v11: the last partial wave in column halves (sched.h xsg_tail_slots; session 13), not
+   * with tile flags (each tile's flag is raised once, by the CTA that stored all of it). */
   p.tail_split = !epi.tile_flags && xsg_probe.tail != 1;
   p.order_list = sched.order == XS_GEMM_ORDER_LIST ? sched.tiles : NULL;
   p.positions = sched.order == XS_GEMM_ORDER_LIST ? sched.ntiles : t.count;

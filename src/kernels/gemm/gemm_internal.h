@@ -46,7 +46,7 @@ typedef struct xsg_params {
                   library's: sched.h xsg_l2_choice (gemm.cu); the probe may set any */
   int split; /* v7 / v9: a CTA with an odd tile count splits its last tile's k-blocks between its
                 two streams (sched.h xsg_v7_split_position) */
-  int tail_split; /* v3 (not v11): the last partial wave in column halves when it is at most
+  int tail_split; /* v3 and v11: the last partial wave in column halves when it is at most
                      half the grid (sched.h xsg_tail_slots); off with tile flags (a half would
                      raise its tile's flag with only half the tile stored) */
 } xsg_params;
@@ -97,7 +97,7 @@ typedef struct xsg_probe_t {
   int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
   int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy
                    at all); 0: the library's */
-  int tail;     /* v3's tail split: 0 the library's choice, 1 never */
+  int tail;     /* v3 / v11's tail split: 0 the library's choice, 1 never */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

@@ -539,8 +539,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       const int slots = TAIL && p.tail_split && !spec
                             ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
                             : positions;
-      constexpr int HALF_COLS = BN / 4; /* output columns of a half: BN / 2, or BN / 4 with SiLU */
-      const int half_cols = silu ? HALF_COLS : 2 * HALF_COLS;
+      const int half_cols = silu ? BN / 4 : BN / 2; /* output columns of a half */
       int have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur);
       /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
        * those slots unused) */
