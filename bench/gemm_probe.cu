@@ -7,8 +7,8 @@
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
  * raster band in m-blocks (xs_gemm_schedule.swizzle; 0, the default: the library's); --lean:
  * time only cuBLAS, v3, v11, v13, v8 and v3 / v11 without the tail split (no light rows between
- * the full GEMMs); --energy: then
- * the joules per launch of those rows (gemm_probe_common.h probe_energy); --hints: time only
+ * the full GEMMs); --energy: then the joules per launch of those rows (gemm_probe_common.h
+ * probe_energy); --hints: time only
  * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
  * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
  * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10.
