@@ -145,7 +145,8 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       for (int g = 0; g < E; g++)
         positions += xsg_cdiv(pr->counts[g] < M ? pr->counts[g] : M, t.tile_m) * t.n_blocks;
     }
-    const int ctas = (v->ctas ? v->ctas : g_sms) < t.count ? (v->ctas ? v->ctas : g_sms) : t.count;
+    const int grid = v->ctas ? v->ctas : g_sms; /* gemm.cu: at most one CTA per tile */
+    const int ctas = grid < t.count ? grid : t.count;
     int whole;
     if (positions > 0 && xsg_tail_slots(positions, ctas, &whole) != positions) g_tail_split++;
   }
@@ -830,14 +831,13 @@ static void test_v11_v13_epilogues(void) {
 }
 
 /* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
- * flags are set): few CTAs (max_ctas 5,
- * 8, 11) so that a small rest of tiles is left for the last wave, on shapes whose last n-block is
- * partial (the second half of a tile then has work, or lies wholly past N and must be skipped),
- * SiLU*mul (a half: 64 gate + 64 up rows), one k-block, both grouped layouts with empty and
- * one-token experts, the map epilogue, raster N, a caller's list and PDL; with flags nothing is
- * split (every tile's flag raised once by the CTA that stored it whole, which run_one checks).
- * Counts the launches whose schedule has halves, so that the test cannot pass without running any.
- */
+ * flags are set): few CTAs (max_ctas 5, 8, 11) so that a small rest of tiles is left for the last
+ * wave, on shapes whose last n-block is partial (the second half of a tile then has work, or lies
+ * wholly past N and must be skipped), SiLU*mul (a half: 64 gate + 64 up rows), one k-block, both
+ * grouped layouts with empty and one-token experts, the map epilogue, raster N, a caller's list
+ * and PDL; with flags nothing is split (every tile's flag raised once by the CTA that stored it
+ * whole, which run_one checks). Counts the launches whose schedule has halves, so that the test
+ * cannot pass without running any. */
 static void test_tail_split(void) {
   const int split0 = g_tail_split;
   for (int ver = 0; ver < 2; ver++) {
