@@ -27,11 +27,14 @@
  * Every row of ours (and v13 traced, probe mode 7) is checked against cuBLAS's output (SiLU*mul
  * applied on the host) before timing. Then the traces of one launch each of v3, v11 and v13: per
  * tile, the wait for its first k-block, the main loop, the epilogue and the gap to the next tile,
- * in microseconds at the SM clock the trace measured, and how the CTAs' end times spread (the
- * tail). --delay NS: in the traced modes (v3, v11 and v13 traced) odd CTAs start NS later (their
- * rows' times include it; their first tile's wait is left out of the trace's means), so that half
- * the CTAs reach their tile boundaries out of step with the other half: what the boundary costs
- * when the GPU's CTAs do not all store and refill at once.
+ * in microseconds at the SM clock the trace measured, how the CTAs' end times spread (the tail),
+ * and the start-up: when, after each CTA's entry, its producer and warp 3 are past setmaxnreg,
+ * the table is built, the producer has its first tile and has issued its first TMA, and that
+ * k-block is in shared memory (min / median / max over the CTAs; session 14). --delay NS: in the
+ * traced modes (v3, v11 and v13 traced) odd CTAs start NS later (their rows' times include it;
+ * their first tile's wait is left out of the trace's means), so that half the CTAs reach their tile
+ * boundaries out of step with the other half: what the boundary costs when the GPU's CTAs do not
+ * all store and refill at once.
  * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
  * every CTA is busy, with or without --delay).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
@@ -252,7 +255,8 @@ int main(int argc, char** argv) {
     long num[NSTAT] = {0};
     double mhz_sum = 0;
     unsigned long long g0 = ~0ull, g1 = 0;
-    std::vector<double> ends;
+    std::vector<double> ends, entry, issue0, arrive0; /* per CTA: start-up, in ns */
+    std::vector<double> st_dec, st_dec3, st_tab, st_wait, coord0;
     auto add = [&](int i, double ns) { sum[i] += ns, num[i]++; };
     /* --window: only tiles whose loop top falls in the middle 60 % of the launch's span (every
      * CTA busy, none alone at the start or the end) */
@@ -275,6 +279,16 @@ int main(int argc, char** argv) {
       auto d = [&](unsigned long long x, unsigned long long y) {
         return ((double)x - (double)y) / cpn;
       };
+      /* the first tile: the producer's first TMA issue and its arrival, after the CTA's entry */
+      const unsigned long long* r0 = t + XSG_TRACE_HEAD;
+      entry.push_back((double)t[1]);
+      if (t[4]) st_dec.push_back(d(t[4], t[0]));
+      if (t[5]) st_dec3.push_back(d(t[5], t[0]));
+      if (t[6]) st_tab.push_back(d(t[6], t[0]));
+      if (t[7]) st_wait.push_back(d(t[7], t[0]));
+      if (r0[7]) issue0.push_back(d(r0[7], t[0]));
+      if (r0[6]) coord0.push_back(d(r0[6], t[0]));
+      if (r0[2]) arrive0.push_back(d(r0[2], t[0]));
       for (int w = 0; w < 2; w++)
         for (int j = 0; j < cap; j++) {
           const unsigned long long* r = t + XSG_TRACE_HEAD + (j * 2 + w) * XSG_TRACE_REC;
@@ -318,6 +332,20 @@ int main(int argc, char** argv) {
     for (int i = 0; i < NSTAT; i++)
       printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);
     printf("    %-66s %8.4f\n", "main loop per k-block", sum[MAIN] / num[MAIN] / 1e3 / kb);
+    auto spread = [](const char* what, std::vector<double> v, double base) {
+      if (v.empty()) return;
+      std::sort(v.begin(), v.end());
+      printf("  %s (us): min %.2f  median %.2f  max %.2f\n", what, (v.front() - base) / 1e3,
+             (v[v.size() / 2] - base) / 1e3, (v.back() - base) / 1e3);
+    };
+    spread("CTA entry after the first CTA's", entry, (double)g0);
+    spread("producer thread 0 past setmaxnreg.dec, after the CTA's entry", st_dec, 0.0);
+    spread("warp 3 past setmaxnreg.dec", st_dec3, 0.0);
+    spread("warp 3: table loaded", st_tab, 0.0);
+    spread("producer: table wait over", st_wait, 0.0);
+    spread("producer: first tile's coordinates", coord0, 0.0);
+    spread("first tile's first TMA issued, after the CTA's entry", issue0, 0.0);
+    spread("first tile's first k-block in shared memory, after the CTA's entry", arrive0, 0.0);
     printf("  CTA end times after the first start (us): min %.1f  median %.1f  max %.1f\n",
            (ends.front() - g0) / 1e3, (ends[ctas / 2] - g0) / 1e3, (ends.back() - g0) / 1e3);
     printf("  main-loop share of the CTAs' summed spans: %.3f\n",

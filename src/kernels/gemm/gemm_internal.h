@@ -61,7 +61,9 @@ typedef struct xsg_params {
  *   8  v11 (mode 1) with mode 5's trace (no per-pass epilogue stamps)
  * Modes 4 and 6 leave C wrong on purpose; only the probe uses them. Trace layout per CTA c:
  *   trace[c * stride + 0..3] = clock64 and globaltimer at entry, clock64 and globaltimer at exit
- *   (consumer warpgroup 1's thread 0), then record j of warpgroup h at
+ *   (consumer warpgroup 1's thread 0); [4..7] the start-up's clock64 (session 14): producer thread
+ *   0 and warp 3 past setmaxnreg.dec, warp 3's table built, the producer past its table wait (or
+ *   where it would have waited); then record j of warpgroup h at
  *   trace[c * stride + XSG_TRACE_HEAD + (j * 2 + h) * XSG_TRACE_REC + 0..7] = tile index, clock64
  *   after its first k-block's full wait (twice: [1] = [2]; the tile comes with that k-block's
  *   slot entry), after its last wgmma retired, after its epilogue, at the loop's top (before that
@@ -72,7 +74,7 @@ typedef struct xsg_params {
  *   warpgroup at the barrier after it, the pass's TMA stores issued; stride = XSG_TRACE_HEAD +
  * trace_cap * 2 * XSG_TRACE_REC.
  */
-#define XSG_TRACE_HEAD 4
+#define XSG_TRACE_HEAD 8
 #define XSG_TRACE_REC 14
 /* v7's trace (xsg_probe.v7_mode = 1; one launch, correct output): per CTA XSG_V7_TRACE words of
  * %globaltimer ns: [0] entry, [1] set-up done (after the first __syncthreads), [2 + s] producer s's

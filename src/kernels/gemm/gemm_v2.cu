@@ -158,7 +158,7 @@ struct tile_info {
  * second half that lies wholly past the output's columns (half_cols each) has no work. */
 __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table,
                                          const int32_t* offsets, int slots, int full, int half_cols,
-                                         int& k, tile_info& ti) {
+                                         int& k, tile_info& ti, uint64_t* table_ready = nullptr) {
   for (; k < slots; k += gridDim.x) {
     int piece;
     const int pos = xsg_tail_position(k, full, &piece);
@@ -172,6 +172,7 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
     const int index = xsg_position_tile(&p, pos);
     const xsg_tile t = xsg_tile_decode(&p.grid, index);
     if (piece == 1 && (2 * t.nb + 1) * half_cols >= p.n_out) continue;
+    if (table_ready) xsg_wait_timed(table_ready, 0); /* the first tile: CONTIG's offsets */
     int row0, row_end, expert;
     if (xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) {
       ti = {index, row0, row_end, expert, t.nb, piece};
@@ -452,15 +453,20 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   }
   if (threadIdx.x == 96) xsg_warm_params(p); /* warp 3 (idle producer warp) */
   xsg_griddep_enter();                       /* PDL: the previous kernel is done from here on */
-  __syncthreads();                           /* the barriers are initialized */
+  const int contig_table =
+      p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
+  /* Warp 3 loads the first 32 CONTIG offsets before the set-up: the producer's first tile waits
+   * for them (a cold global load, ~1.9 us on the H200, session 14). */
+  int32_t first_offset = -1;
+  if (contig_table && threadIdx.x >= 96 && threadIdx.x < 128 && threadIdx.x - 96 <= p.experts)
+    first_offset = p.m_offsets[threadIdx.x - 96];
+  __syncthreads(); /* the barriers are initialized */
   /* CONTIG: the expert offsets in shared memory, so the producer's expert search (a binary
    * search, one dependent load per step) never waits on global memory; at a kernel's first tile
    * that was ~3 dependent misses before its first load could be issued (tuning round 10).
    * NOTE (session 6): this table and the MASKED compacted prefix are built by warp 3 alone and
    * announced on table_ready, so the producer's speculative first loads (xsg_spec_guess) go out
    * without waiting for them. */
-  const int contig_table =
-      p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
   const int32_t* offsets = contig_table ? table : p.m_offsets;
   /* TRACE: this CTA's stamps (gemm_internal.h). */
   unsigned long long* const trace =
@@ -478,8 +484,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
   if (wg == 0) {
     /* ================= producer warpgroup ================= */
     xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
+    if (TRACE && (threadIdx.x == 0 || threadIdx.x == 96))
+      trace[4 + threadIdx.x / 96] = xs_clock64();
     if (threadIdx.x >= 96) {
-      xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32);
+      xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32, first_offset);
+      if (TRACE && threadIdx.x == 96) trace[6] = xs_clock64();
     } else if (threadIdx.x == 0) {
       if (TRACE && p.probe_delay_ns > 0 && (blockIdx.x & 1)) { /* probe: out of step */
         const uint64_t t0 = xs_globaltimer();
@@ -529,7 +538,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess, nb_guess, -1};
       for (int kb = 0; kb < spec; kb++, s++)
         load(guess, kb);
-      xsg_wait_timed(table_ready, 0);
+      /* Only the compacted schedule needs the table for its length; otherwise the first tile's
+       * coordinates are found while warp 3 loads the table, and next_tile waits for it just
+       * before CONTIG's expert search (session 14: ~1 us of the start-up each). */
+      if (p.compact) xsg_wait_timed(table_ready, 0);
+      if (TRACE) trace[7] = xs_clock64();
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
       /* TAIL: the last partial wave in column halves when it is at most half the grid (sched.h
@@ -540,7 +553,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                             ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
                             : positions;
       const int half_cols = silu ? BN / 4 : BN / 2; /* output columns of a half */
-      int have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur);
+      int have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur,
+                           !p.compact && contig_table ? table_ready : nullptr);
       /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
        * those slots unused) */
       int kb_start = spec && have && cur.index == guess.index && cur.piece < 0 ? spec : 0;

@@ -143,14 +143,15 @@ static __device__ __forceinline__ void xsg_build_masked_table_warp(int32_t* tabl
 
 /* The schedule table by warp 3 (lane = its lane) of a v2-v7 CTA: the MASKED compacted prefix
  * (p.compact) or the CONTIG offsets (contig_table), then each lane arrives on table_ready
- * (initialized with count 32; the arrive releases the lane's table writes). */
+ * (initialized with count 32; the arrive releases the lane's table writes). first >= 0: offset
+ * `lane`, loaded by the caller before its set-up (gemm_v2.cu, session 14). */
 static __device__ __forceinline__ void xsg_build_table_warp(int32_t* table, uint64_t* table_ready,
                                                             const xsg_params& p, int contig_table,
-                                                            int lane) {
+                                                            int lane, int32_t first = -1) {
   if (p.compact) xsg_build_masked_table_warp(table, &p, lane);
   if (contig_table)
     for (int e = lane; e <= p.experts; e += 32)
-      table[e] = p.m_offsets[e];
+      table[e] = e == lane && first >= 0 ? first : p.m_offsets[e];
   xs_mbar_arrive(table_ready);
 }
 
