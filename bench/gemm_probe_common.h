@@ -135,7 +135,12 @@ static inline cublasHandle_t probe_setup(__nv_bfloat16* A, size_t a_elems, __nv_
   /* XSG_PROBE_STREAM0=1: everything on the legacy default stream, as `xstage bench gemm` runs
    * (no --graph then) */
   const char* s0 = getenv("XSG_PROBE_STREAM0");
-  if (!(s0 && s0[0] == '1')) CK(cudaStreamCreate(&probe_stream));
+  const bool stream0 = s0 && s0[0] == '1';
+  if (stream0 && probe_graph) {
+    fprintf(stderr, PROBE_NAME ": --graph needs a created stream; unset XSG_PROBE_STREAM0\n");
+    exit(2);
+  }
+  if (!stream0) CK(cudaStreamCreate(&probe_stream));
   if (cublasSetStream(h, probe_stream) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, PROBE_NAME ": cublasSetStream failed\n");
     exit(1);

@@ -155,7 +155,9 @@ struct tile_info {
  * The caller's list, the raster order, or the masked compacted schedule (table). CONTIG finds a
  * tile's expert in `offsets` (the shared-memory copy when there is one). Slots from `full` on are
  * halves of the last partial wave's tiles (sched.h xsg_tail_position; full = slots: none); a
- * second half that lies wholly past the output's columns (half_cols each) has no work. */
+ * second half that lies wholly past the output's columns (half_cols each) has no work.
+ * table_ready (the producer's first call, CONTIG with the offsets in shared memory): waited for
+ * just before the expert search, so the tile's coordinates are found while warp 3 loads them. */
 __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* table,
                                          const int32_t* offsets, int slots, int full, int half_cols,
                                          int& k, tile_info& ti, uint64_t* table_ready = nullptr) {
