@@ -2,6 +2,7 @@
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
  *                    [--delay NS] [--band B] [--lean] [--energy] [--hints] [--rotate W]
+ *                    [--pre P]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
@@ -24,6 +25,9 @@
  *   v3 / v11, whole last wave  the last partial wave as whole tiles (xsg_probe.tail = 1; the
  *                            library splits it into column halves when it is at most half the
  *                            grid, sched.h xsg_tail_slots)
+ *   v3 / v11, first tile found  each CTA finds its first tile on the device (xsg_probe.first = 1;
+ *                            the library passes it from the host where it can: sched.h
+ *                            xsg_first_tiles)
  * Every row of ours (and v13 traced, probe mode 7) is checked against cuBLAS's output (SiLU*mul
  * applied on the host) before timing. Then the traces of one launch each of v3, v11 and v13: per
  * tile, the wait for its first k-block, the main loop, the epilogue and the gap to the next tile,
@@ -35,6 +39,8 @@
  * their first tile's wait is left out of the trace's means), so that half the CTAs reach their tile
  * boundaries out of step with the other half: what the boundary costs when the GPU's CTAs do not
  * all store and refill at once.
+ * --pre P: before each traced launch, on the same stream, the same mode once more: 1 on a
+ * one-expert 256 x 64 problem, 2 on the same problem (cold code and parameters at the start-up?).
  * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
  * every CTA is busy, with or without --delay).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
@@ -48,7 +54,7 @@
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  int band = 0, lean = 0, energy = 0, hints = 0, rotate = 1;
+  int band = 0, lean = 0, energy = 0, hints = 0, rotate = 1, pre = 0;
   const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
                             {"--N", &N, 0},           {"--K", &K, 0},
                             {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
@@ -56,12 +62,12 @@ int main(int argc, char** argv) {
                             {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
                             {"--band", &band, 0},     {"--lean", &lean, 1},
                             {"--energy", &energy, 1}, {"--hints", &hints, 1},
-                            {"--rotate", &rotate, 0}};
+                            {"--rotate", &rotate, 0}, {"--pre", &pre, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64 ||
-      rotate < 1 || rotate > 16) {
+      rotate < 1 || rotate > 16 || pre < 0 || pre > 2) {
     fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band "
-                    "0..64, rotate 1..16\n");
+                    "0..64, rotate 1..16, pre 0..2\n");
     return 2;
   }
   probe_require_gpu();
@@ -106,8 +112,8 @@ int main(int argc, char** argv) {
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
   /* mode: a probe mode of v3 (0: v3 itself). */
-  auto ours = [&](int mode, int hint = 0, int promo = 0, int tail = 0) {
-    return [&, mode, hint, promo, tail, n = 0]() mutable {
+  auto ours = [&](int mode, int hint = 0, int promo = 0, int tail = 0, int first = 0) {
+    return [&, mode, hint, promo, tail, first, n = 0]() mutable {
       a.B = Bs[n++ % rotate];
       xsg_probe.l2_promo = promo;
       xsg_probe.v3_mode = mode;
@@ -116,7 +122,9 @@ int main(int argc, char** argv) {
       xsg_probe.delay_ns = delay;
       xsg_probe.l2_hint = hint;
       xsg_probe.tail = tail;
+      xsg_probe.first = first;
       xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
+      xsg_probe.first = 0;
       xsg_probe.v3_mode = 0;
       xsg_probe.l2_hint = 0;
       xsg_probe.tail = 0;
@@ -159,7 +167,9 @@ int main(int argc, char** argv) {
       {"v3, B first, 128 B", ours(0, 4, 3)},
       {"v11, none, 256 B", ours(1, 16, 4)},
       {"v3, whole last wave", ours(0, 0, 0, 1)},
-      {"v11, whole last wave", ours(1, 0, 0, 1)}};
+      {"v11, whole last wave", ours(1, 0, 0, 1)},
+      {"v3, first tile found", ours(0, 0, 0, 0, 1)},
+      {"v11, first tile found", ours(1, 0, 0, 0, 1)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
@@ -174,7 +184,9 @@ int main(int argc, char** argv) {
                                {"v13 (mode 3)", ours(3), {}},
                                {"v8 (2-CTA clusters)", version(XS_GEMM_V8), {}},
                                {"v3, whole last wave", ours(0, 0, 0, 1), {}},
-                               {"v11, whole last wave", ours(1, 0, 0, 1), {}}};
+                               {"v11, whole last wave", ours(1, 0, 0, 1), {}},
+                               {"v3, first tile found", ours(0, 0, 0, 0, 1), {}},
+                               {"v11, first tile found", ours(1, 0, 0, 0, 1), {}}};
   /* The full-work rows: the probe's light rows (traced, no epilogue, no wgmma) give the GPU's
    * power budget room that a run of full GEMMs does not have (--lean, --energy). */
   auto full_rows = [](const std::vector<probe_row>& all) {
@@ -211,8 +223,19 @@ int main(int argc, char** argv) {
   }
 
   /* ---- one traced launch of a mode, read back ---- */
-  auto analyze = [&](int mode, const char* what_mode) -> int {
+  auto analyze = [&](int mode, const char* what_mode, int pre) -> int {
     CK(cudaMemset(trace, 0, stride * sms * 8));
+    /* --pre: the same mode launched right before the traced launch, on the same stream (no
+     * host sync between): 1 a one-expert 256 x 64 problem (its code and parameters' lines are
+     * then in L2, its own stamps overwritten), 2 the same problem (as the bench's batches run) */
+    if (pre == 1) {
+      const xs_gemm_args saved = a;
+      a.experts = 1, a.M = T, a.N = 256, a.K = 64;
+      ours(mode)();
+      a = saved;
+    } else if (pre == 2) {
+      ours(mode)();
+    }
     ours(mode)();
     CK(cudaDeviceSynchronize());
     std::vector<unsigned long long> tr(stride * sms);
@@ -326,8 +349,10 @@ int main(int argc, char** argv) {
     }
     std::sort(ends.begin(), ends.end());
     printf(
-        "# trace of one launch of %s: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f us\n",
-        what_mode, ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
+        "# trace of one launch of %s%s: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f "
+        "us\n",
+        what_mode, pre == 1 ? ", after a small launch" : pre == 2 ? ", after the same launch" : "",
+        ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
     printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
     for (int i = 0; i < NSTAT; i++)
       printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);
@@ -352,6 +377,6 @@ int main(int argc, char** argv) {
            sum[MAIN] / 2 / ((double)(g1 - g0) * ctas));
     return 0;
   };
-  if (analyze(5, "v3") || analyze(8, "v11") || analyze(7, "v13")) return 1;
+  if (analyze(5, "v3", pre) || analyze(8, "v11", pre) || analyze(7, "v13", pre)) return 1;
   return 0;
 }

@@ -713,6 +713,56 @@ static void test_round_order(void) {
   XT_EQ_INT(o[0], 0);
 }
 
+/* xsg_first_tiles: entry b is position b's tile (what the kernel's next_tile finds for slot b:
+ * a whole tile, since the first wave is whole), packed and unpacked exactly; no entries where
+ * the host cannot know the first tile or the packing would not fit. */
+static void test_first_tiles(void) {
+  static uint32_t f[XSG_FIRST_MAX];
+  const int shapes[][2] = {{1, 200}, {200, 1}, {4, 16}, {32, 28}, {37, 5}, {64, 64}, {3, 70}};
+  const int ctas_list[] = {1, 7, 78, 114, 132, XSG_FIRST_MAX};
+  int checked = 0;
+  for (int s = 0; s < 7; s++)
+    for (int order = 0; order < 2; order++)
+      for (int sw = 1; sw <= 9; sw += 4)
+        for (int ci = 0; ci < 6; ci++) {
+          const xsg_grid g = {1, shapes[s][0], shapes[s][1], order, sw};
+          const int count = xsg_tile_count(&g), ctas = ctas_list[ci];
+          const int n = xsg_first_tiles(&g, count, ctas, 0, 0, f);
+          if (count < ctas) {
+            XT_EQ_INT(n, 0);
+            continue;
+          }
+          XT_EQ_INT(n, ctas);
+          int whole = 0;
+          const int slots = xsg_tail_slots(count, ctas, &whole);
+          XT_CHECK(whole >= ctas && slots >= ctas);
+          for (int b = 0; b < n; b++) {
+            int piece = 0;
+            const int pos = xsg_tail_position(b, whole, &piece);
+            const xsg_tile want = xsg_tile_decode(&g, xsg_order_tile(&g, pos));
+            const xsg_tile got = xsg_first_tile_of(f[b]);
+            XT_EQ_INT(piece, -1);
+            XT_EQ_INT(got.g, 0);
+            XT_EQ_INT(got.mb, want.mb);
+            XT_EQ_INT(got.nb, want.nb);
+            checked++;
+          }
+        }
+  XT_CHECK(checked > 10000);
+  /* no entries: a caller's list, the compacted MASKED schedule, several groups, a partial first
+   * wave, more CTAs than entries, blocks past 16 bits */
+  const xsg_grid g = {1, 8, 16, 0, 4}, g2 = {2, 8, 16, 0, 4}, big = {1, 70000, 2, 0, 8};
+  XT_EQ_INT(xsg_first_tiles(&g, 128, 100, 1, 0, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&g, 128, 100, 0, 1, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&g2, 256, 100, 0, 0, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&g, 128, 129, 0, 0, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&g, 128, 0, 0, 0, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&big, 140000, 132, 0, 0, f), 0);
+  const xsg_grid wide = {1, 200, 300, 0, 8};
+  XT_EQ_INT(xsg_first_tiles(&wide, 60000, XSG_FIRST_MAX + 1, 0, 0, f), 0);
+  XT_EQ_INT(xsg_first_tiles(&wide, 60000, XSG_FIRST_MAX, 0, 0, f), XSG_FIRST_MAX);
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -740,6 +790,7 @@ int main(void) {
   XT_RUN(test_l2_choice);
   XT_RUN(test_median_interval);
   XT_RUN(test_round_order);
+  XT_RUN(test_first_tiles);
   XT_RUN(test_cdiv);
   return XT_END();
 }

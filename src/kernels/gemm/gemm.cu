@@ -507,7 +507,13 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6 &&
         t.version != XS_GEMM_V12)
       XSI_CHECK(make_map(&mc, a->C, p.n_out, rows, batch_a, 64, "C"));
-    err = xsg_launch_hopper(&p, bn, mode, &ma, &mb, &mc, ctas, s);
+    /* Each CTA's first tile (sched.h xsg_first_tiles): no division chain before the first TMA
+     * issue. */
+    xsg_first first;
+    first.n = xsg_probe.first == 1 ? 0
+                                   : xsg_first_tiles(&p.grid, p.positions, ctas,
+                                                     p.order_list != NULL, p.compact, first.t);
+    err = xsg_launch_hopper(&p, &first, bn, mode, &ma, &mb, &mc, ctas, s);
   }
   if (err != cudaSuccess)
     return xsi_set_error(XS_ERR_CUDA, "gemm v%d launch (%d CTAs): %s", (int)t.version, ctas,
@@ -517,7 +523,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

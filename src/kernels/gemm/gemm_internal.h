@@ -74,6 +74,13 @@ typedef struct xsg_params {
  *   warpgroup at the barrier after it, the pass's TMA stores issued; stride = XSG_TRACE_HEAD +
  * trace_cap * 2 * XSG_TRACE_REC.
  */
+/* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
+ * Hopper kernels of gemm_v2.cu (v2-v6, v11-v13). CTAs [0, n) start at tile t[b]. */
+typedef struct xsg_first {
+  int n;
+  uint32_t t[XSG_FIRST_MAX];
+} xsg_first;
+
 #define XSG_TRACE_HEAD 8
 #define XSG_TRACE_REC 14
 /* v7's trace (xsg_probe.v7_mode = 1; one launch, correct output): per CTA XSG_V7_TRACE words of
@@ -100,6 +107,7 @@ typedef struct xsg_probe_t {
   int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy
                    at all); 0: the library's */
   int tail;     /* v3 / v11's tail split: 0 the library's choice, 1 never */
+  int first;    /* each CTA's first tile from the host (xsg_first): 0 the library's, 1 never */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -159,10 +167,11 @@ cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
  * staged epilogue (v3), 1 its last pass deferred under the next tile's first k-blocks (v11), 2
  * stores straight from the accumulators (v12, no C map needed), 3 the second pass staged in the
  * tile's last ring slot (v13). The maps: A box {64, 128, 1}, B
- * box {64, bn/2, 1}, C box {64, 64, 1}, all with 128-byte swizzle (gemm.cu). */
-cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUtensorMap* map_a,
-                              const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
-                              cudaStream_t stream);
+ * box {64, bn/2, 1}, C box {64, 64, 1}, all with 128-byte swizzle (gemm.cu). first: each CTA's
+ * first tile (first->n = 0: none given). */
+cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
+                              const CUtensorMap* map_a, const CUtensorMap* map_b,
+                              const CUtensorMap* map_c, int ctas, cudaStream_t stream);
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
 /* v7 and v9 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 (v7) or 128 (v9) tokens

@@ -185,6 +185,21 @@ __device__ __forceinline__ int next_tile(const xsg_params& p, const int32_t* tab
   return 0;
 }
 
+/* The first tile from the host (xsg_first, packed w; position blockIdx.x, a whole tile of a
+ * raster order in one group): its rows, with CONTIG's expert from the offsets (table_ready: wait
+ * for warp 3's copy first). 0 when the tile has no rows (k unchanged: next_tile then walks on
+ * from the same slot). */
+__device__ __forceinline__ int first_tile(const xsg_params& p, const int32_t* offsets, uint32_t w,
+                                          int& k, tile_info& ti, uint64_t* table_ready) {
+  const xsg_tile t = xsg_first_tile_of(w);
+  if (table_ready) xsg_wait_timed(table_ready, 0);
+  int row0, row_end, expert;
+  if (!xsg_tile_rows_at(p, offsets, t, &row0, &row_end, &expert)) return 0;
+  ti = {xsg_tile_index(&p.grid, 0, t.mb, t.nb), row0, row_end, expert, t.nb, -1};
+  k += gridDim.x;
+  return 1;
+}
+
 /* One tile's epilogue for consumer warpgroup `half` (thread `tid` of its 128): 8-column groups
  * -> swizzled staging -> TMA store or 16-byte stores (through the tile's map entry), in passes
  * of at most STAGE_COLS columns (v3/v4/v6 without SiLU: two passes through a half-size staging
@@ -410,7 +425,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
                        const __grid_constant__ CUtensorMap map_c,
-                       const __grid_constant__ xsg_params p) {
+                       const __grid_constant__ xsg_params p,
+                       const __grid_constant__ xsg_first first) {
   using cfg = hopper_cfg<BN>;
   constexpr bool DEFER = MODE == 1 || MODE == 8;
   /* Probe modes (gemm_internal.h, xsg_probe): 4 no epilogue, 5 traced, 6 no wgmma, 7 v13 traced,
@@ -555,8 +571,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                             ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
                             : positions;
       const int half_cols = silu ? BN / 4 : BN / 2; /* output columns of a half */
-      int have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur,
-                           !p.compact && contig_table ? table_ready : nullptr);
+      int have = (int)blockIdx.x < first.n &&
+                 first_tile(p, offsets, first.t[blockIdx.x], k, cur,
+                            contig_table ? table_ready : nullptr);
+      if (!have)
+        have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur,
+                         !p.compact && contig_table ? table_ready : nullptr);
       /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
        * those slots unused) */
       int kb_start = spec && have && cur.index == guess.index && cur.piece < 0 ? spec : 0;
@@ -865,8 +885,9 @@ int xsg_hopper_smem_bytes(int bn) {
 }
 
 template <int BN, int MODE>
-static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
-                          const CUtensorMap* mc, int ctas, cudaStream_t stream) {
+static cudaError_t launch(const xsg_params* p, const xsg_first* first, const CUtensorMap* ma,
+                          const CUtensorMap* mb, const CUtensorMap* mc, int ctas,
+                          cudaStream_t stream) {
   using cfg = hopper_cfg<BN>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
@@ -876,24 +897,24 @@ static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUte
     attr_done = 1;
   }
   return xsg_launch(gemm_kernel_hopper<BN, MODE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
-                    *mb, *mc, *p);
+                    *mb, *mc, *p, *first);
 }
 
-cudaError_t xsg_launch_hopper(const xsg_params* p, int bn, int mode, const CUtensorMap* map_a,
-                              const CUtensorMap* map_b, const CUtensorMap* map_c, int ctas,
-                              cudaStream_t stream) {
+cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
+                              const CUtensorMap* map_a, const CUtensorMap* map_b,
+                              const CUtensorMap* map_c, int ctas, cudaStream_t stream) {
   if (bn == 256)
-    return mode == 1   ? launch<256, 1>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 2 ? launch<256, 2>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 3 ? launch<256, 3>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 4 ? launch<256, 4>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 5 ? launch<256, 5>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 6 ? launch<256, 6>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 7 ? launch<256, 7>(p, map_a, map_b, map_c, ctas, stream)
-           : mode == 8 ? launch<256, 8>(p, map_a, map_b, map_c, ctas, stream)
-                       : launch<256, 0>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 224) return launch<224, 0>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 208) return launch<208, 0>(p, map_a, map_b, map_c, ctas, stream);
-  if (bn == 192) return launch<192, 0>(p, map_a, map_b, map_c, ctas, stream);
-  return launch<128, 0>(p, map_a, map_b, map_c, ctas, stream);
+    return mode == 1   ? launch<256, 1>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 2 ? launch<256, 2>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 3 ? launch<256, 3>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 4 ? launch<256, 4>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 5 ? launch<256, 5>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 6 ? launch<256, 6>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 7 ? launch<256, 7>(p, first, map_a, map_b, map_c, ctas, stream)
+           : mode == 8 ? launch<256, 8>(p, first, map_a, map_b, map_c, ctas, stream)
+                       : launch<256, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 224) return launch<224, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 208) return launch<208, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 192) return launch<192, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+  return launch<128, 0>(p, first, map_a, map_b, map_c, ctas, stream);
 }

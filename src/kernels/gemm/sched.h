@@ -441,4 +441,36 @@ XSG_HD int xsg_v8_ctas(int max_ctas, int max_clusters, int positions) {
   return 2 * clusters;
 }
 
+/* ---- Each CTA's first tile, worked out on the host (session 15) ----
+ * A persistent CTA b starts at schedule position b. Finding that tile on the device is a chain of
+ * dependent integer divisions (xsg_order_tile, xsg_tile_decode; ~6 of them, each ~20
+ * instructions) on one thread before the kernel's first TMA issue can go out. The host knows
+ * the answer, so the Hopper kernels (gemm_v2.cu) get it as a launch parameter: entry b is
+ * m-block | n-block << 16 of position b's tile. Only for a raster order in one group (DENSE,
+ * CONTIG) whose first wave is whole (positions >= ctas, so position b is a whole tile and not a
+ * half of the last partial wave: xsg_tail_slots) and whose blocks fit 16 bits; else *n = 0 and
+ * every CTA finds its own first tile as before. */
+#define XSG_FIRST_MAX 160
+XSG_HD int xsg_first_tiles(const xsg_grid* grid, int positions, int ctas, int listed,
+                           int compact, uint32_t* out) {
+  if (listed || compact || grid->groups != 1 || ctas < 1 || ctas > XSG_FIRST_MAX ||
+      positions < ctas || grid->m_blocks > 0xffff || grid->n_blocks > 0xffff ||
+      xsg_tile_count(grid) < positions)
+    return 0;
+  for (int b = 0; b < ctas; b++) {
+    const xsg_tile t = xsg_tile_decode(grid, xsg_order_tile(grid, b));
+    out[b] = (uint32_t)t.mb | (uint32_t)t.nb << 16;
+  }
+  return ctas;
+}
+
+/* Entry w of xsg_first_tiles as a tile of group 0. */
+XSG_HD xsg_tile xsg_first_tile_of(uint32_t w) {
+  xsg_tile t;
+  t.g = 0;
+  t.mb = (int)(w & 0xffffu);
+  t.nb = (int)(w >> 16);
+  return t;
+}
+
 #endif
