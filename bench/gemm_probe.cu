@@ -348,11 +348,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::sort(ends.begin(), ends.end());
-    printf(
-        "# trace of one launch of %s%s: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f "
-        "us\n",
-        what_mode, pre == 1 ? ", after a small launch" : pre == 2 ? ", after the same launch" : "",
-        ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
+    printf("# trace of one launch of %s%s: %d CTAs, %ld tile records, SM clock %.0f MHz, span %.1f "
+           "us\n",
+           what_mode,
+           pre == 1   ? ", after a small launch"
+           : pre == 2 ? ", after the same launch"
+                      : "",
+           ctas, num[MAIN], mhz_sum / ctas, (g1 - g0) / 1e3);
     printf("  per tile, mean us (consumer warpgroups' thread 0; the producer's thread 0):\n");
     for (int i = 0; i < NSTAT; i++)
       printf("    %-66s %8.3f\n", what[i], num[i] ? sum[i] / num[i] / 1e3 : 0.0);

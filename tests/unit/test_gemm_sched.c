@@ -750,7 +750,7 @@ static void test_first_tiles(void) {
         }
   XT_CHECK(checked > 10000);
   /* no entries: a caller's list, the compacted MASKED schedule, several groups, a partial first
-   * wave, more CTAs than entries, blocks past 16 bits */
+   * wave, no CTAs, blocks past 16 bits, no band, more CTAs than entries */
   const xsg_grid g = {1, 8, 16, 0, 4}, g2 = {2, 8, 16, 0, 4}, big = {1, 70000, 2, 0, 8};
   XT_EQ_INT(xsg_first_tiles(&g, 128, 100, 1, 0, f), 0);
   XT_EQ_INT(xsg_first_tiles(&g, 128, 100, 0, 1, f), 0);
@@ -758,6 +758,8 @@ static void test_first_tiles(void) {
   XT_EQ_INT(xsg_first_tiles(&g, 128, 129, 0, 0, f), 0);
   XT_EQ_INT(xsg_first_tiles(&g, 128, 0, 0, 0, f), 0);
   XT_EQ_INT(xsg_first_tiles(&big, 140000, 132, 0, 0, f), 0);
+  const xsg_grid no_band = {1, 8, 16, 0, 0};
+  XT_EQ_INT(xsg_first_tiles(&no_band, 128, 100, 0, 0, f), 0);
   const xsg_grid wide = {1, 200, 300, 0, 8};
   XT_EQ_INT(xsg_first_tiles(&wide, 60000, XSG_FIRST_MAX + 1, 0, 0, f), 0);
   XT_EQ_INT(xsg_first_tiles(&wide, 60000, XSG_FIRST_MAX, 0, 0, f), XSG_FIRST_MAX);

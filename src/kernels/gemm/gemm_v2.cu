@@ -571,9 +571,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                             ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
                             : positions;
       const int half_cols = silu ? BN / 4 : BN / 2; /* output columns of a half */
-      int have = (int)blockIdx.x < first.n &&
-                 first_tile(p, offsets, first.t[blockIdx.x], k, cur,
-                            contig_table ? table_ready : nullptr);
+      int have = (int)blockIdx.x < first.n && first_tile(p, offsets, first.t[blockIdx.x], k, cur,
+                                                         contig_table ? table_ready : nullptr);
       if (!have)
         have = next_tile(p, table, offsets, slots, whole, half_cols, k, cur,
                          !p.compact && contig_table ? table_ready : nullptr);

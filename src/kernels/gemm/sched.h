@@ -451,15 +451,30 @@ XSG_HD int xsg_v8_ctas(int max_ctas, int max_clusters, int positions) {
  * half of the last partial wave: xsg_tail_slots) and whose blocks fit 16 bits; else *n = 0 and
  * every CTA finds its own first tile as before. */
 #define XSG_FIRST_MAX 160
-XSG_HD int xsg_first_tiles(const xsg_grid* grid, int positions, int ctas, int listed,
-                           int compact, uint32_t* out) {
-  if (listed || compact || grid->groups != 1 || ctas < 1 || ctas > XSG_FIRST_MAX ||
-      positions < ctas || grid->m_blocks > 0xffff || grid->n_blocks > 0xffff ||
-      xsg_tile_count(grid) < positions)
+XSG_HD int xsg_first_tiles(const xsg_grid* grid, int positions, int ctas, int listed, int compact,
+                           uint32_t* out) {
+  if (listed || compact || grid->groups != 1 || grid->swizzle < 1 || ctas < 1 ||
+      ctas > XSG_FIRST_MAX || positions < ctas || grid->m_blocks > 0xffff ||
+      grid->n_blocks > 0xffff || xsg_tile_count(grid) < positions)
     return 0;
+  /* xsg_order_tile's walk in one group, stepped (no divisions: this runs on the host per launch,
+   * for every CTA): f along the raster dimension within the band [first, first + width), s
+   * along the other, bands one after another. */
+  const int fast = grid->order == 1 ? grid->n_blocks : grid->m_blocks;
+  const int slow = grid->order == 1 ? grid->m_blocks : grid->n_blocks;
+  int first = 0, width = fast < grid->swizzle ? fast : grid->swizzle, f = 0, s = 0;
   for (int b = 0; b < ctas; b++) {
-    const xsg_tile t = xsg_tile_decode(grid, xsg_order_tile(grid, b));
-    out[b] = (uint32_t)t.mb | (uint32_t)t.nb << 16;
+    const int mb = grid->order == 1 ? s : f, nb = grid->order == 1 ? f : s;
+    out[b] = (uint32_t)mb | (uint32_t)nb << 16;
+    if (++f == first + width) {
+      f = first;
+      if (++s == slow) { /* the next band */
+        s = 0;
+        first += grid->swizzle;
+        width = fast - first < grid->swizzle ? fast - first : grid->swizzle;
+        f = first;
+      }
+    }
   }
   return ctas;
 }
