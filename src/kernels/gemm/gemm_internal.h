@@ -51,6 +51,13 @@ typedef struct xsg_params {
                      raise its tile's flag with only half the tile stored) */
 } xsg_params;
 
+/* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
+ * Hopper kernels of gemm_v2.cu (v2-v6, v11-v13). CTAs [0, n) start at tile t[b]. */
+typedef struct xsg_first {
+  int n;
+  uint32_t t[XSG_FIRST_MAX];
+} xsg_first;
+
 /* Probe hooks (bench/gemm_probe.cu; not public API, never set by the library itself): when
  * xsg_probe.v3_mode is nonzero, an XS_GEMM_V3 launch runs that kernel mode instead of v3's 0:
  *   1, 2, 3  v11's, v12's, v13's kernel
@@ -74,13 +81,6 @@ typedef struct xsg_params {
  *   warpgroup at the barrier after it, the pass's TMA stores issued; stride = XSG_TRACE_HEAD +
  * trace_cap * 2 * XSG_TRACE_REC.
  */
-/* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
- * Hopper kernels of gemm_v2.cu (v2-v6, v11-v13). CTAs [0, n) start at tile t[b]. */
-typedef struct xsg_first {
-  int n;
-  uint32_t t[XSG_FIRST_MAX];
-} xsg_first;
-
 #define XSG_TRACE_HEAD 8
 #define XSG_TRACE_REC 14
 /* v7's trace (xsg_probe.v7_mode = 1; one launch, correct output): per CTA XSG_V7_TRACE words of
