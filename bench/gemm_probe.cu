@@ -2,7 +2,7 @@
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
  *                    [--delay NS] [--band B] [--lean] [--energy] [--hints] [--rotate W]
- *                    [--pre P]
+ *                    [--pre P] [--idle-us U]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
@@ -41,6 +41,8 @@
  * all store and refill at once.
  * --pre P: before each traced launch, on the same stream, the same mode once more: 1 on a
  * one-expert 256 x 64 problem, 2 on the same problem (cold code and parameters at the start-up?).
+ * --idle-us U: every timed launch alone between two events, then one thread spinning U us (the
+ * GPU nearly idle: under its power cap, at a higher clock), for how the ratios move with the duty.
  * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
  * every CTA is busy, with or without --delay).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
@@ -62,12 +64,14 @@ int main(int argc, char** argv) {
                             {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
                             {"--band", &band, 0},     {"--lean", &lean, 1},
                             {"--energy", &energy, 1}, {"--hints", &hints, 1},
-                            {"--rotate", &rotate, 0}, {"--pre", &pre, 0}};
+                            {"--rotate", &rotate, 0}, {"--pre", &pre, 0},
+                            {"--idle-us", &probe_idle_us, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64 ||
-      rotate < 1 || rotate > 16 || pre < 0 || pre > 2) {
+      rotate < 1 || rotate > 16 || pre < 0 || pre > 2 || probe_idle_us < 0 ||
+      probe_idle_us > 100000 || (probe_idle_us && probe_graph)) {
     fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band "
-                    "0..64, rotate 1..16, pre 0..2\n");
+                    "0..64, rotate 1..16, pre 0..2, idle-us 0..100000 (not with --graph)\n");
     return 2;
   }
   probe_require_gpu();

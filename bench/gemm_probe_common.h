@@ -119,6 +119,16 @@ struct probe_row {
 /* The stream every probe launch goes to (probe_setup creates it), and --graph. */
 static cudaStream_t probe_stream = NULL;
 static int probe_graph = 0;
+static int probe_idle_us = 0; /* --idle-us: a low-power spin of this long after every launch */
+
+/* One thread spins `ns` of %globaltimer: the GPU stays nearly idle (low power) that long. */
+__global__ void probe_idle(long long ns) {
+  long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+}
 
 /* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, creates probe_stream
  * and returns a cuBLAS handle on it (exits when cuBLAS cannot start). */
@@ -241,12 +251,34 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
       CK(cudaGraphDestroy(g));
       CK(cudaGraphLaunch(graphs[j], probe_stream)); /* warm-up */
     }
+  /* --idle-us: each launch timed alone (an event pair around it), a low-power spin after it, so
+   * the GPU runs below its power cap at a higher clock: how the rows' ratio moves with the duty */
+  std::vector<cudaEvent_t> ev(probe_idle_us > 0 ? 2 * iters : 0);
+  for (cudaEvent_t& e : ev)
+    CK(cudaEventCreate(&e));
   std::vector<int> order(n);
   for (int round = 0; round < rounds; round++) {
     xsg_round_order(order.data(), (int)n, round);
     for (size_t j = 0; j < n; j++) {
       const size_t k = (size_t)order[j];
       probe_row& r = rs[k];
+      if (probe_idle_us > 0) {
+        for (int i = 0; i < iters; i++) {
+          CK(cudaEventRecord(ev[2 * i], probe_stream));
+          r.run();
+          CK(cudaEventRecord(ev[2 * i + 1], probe_stream));
+          probe_idle<<<1, 1, 0, probe_stream>>>(1000LL * probe_idle_us);
+        }
+        CK(cudaEventSynchronize(ev.back()));
+        double sum = 0;
+        for (int i = 0; i < iters; i++) {
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+          sum += ms;
+        }
+        r.ms.push_back(sum / iters);
+        continue;
+      }
       CK(cudaEventRecord(e0, probe_stream));
       const auto h0 = std::chrono::steady_clock::now();
       if (probe_graph)
@@ -266,6 +298,8 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
   }
   for (cudaGraphExec_t g : graphs)
     if (g) CK(cudaGraphExecDestroy(g));
+  for (cudaEvent_t e : ev)
+    CK(cudaEventDestroy(e));
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   return iters;
