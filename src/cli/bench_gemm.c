@@ -91,10 +91,12 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
   print_case(title, detail, rows, n, json, first_json);
   if (json && c->grouped && res == XS_OK) {
     /* One object per grouped case: AUTO against cuBLAS's batched paths (null: not run). */
-    const double v[10] = {
-        vs.strided,    vs.grouped, vs.strided_unfused, vs.grouped_unfused, vs.strided_lo,
-        vs.strided_hi, vs.control, vs.strided_gemm,    vs.strided_gemm_lo, vs.strided_gemm_hi};
-    const char* k[10] = {"vs_strided",
+    const double v[13] = {vs.strided,         vs.grouped,      vs.strided_unfused,
+                          vs.grouped_unfused, vs.strided_lo,   vs.strided_hi,
+                          vs.control,         vs.strided_gemm, vs.strided_gemm_lo,
+                          vs.strided_gemm_hi, vs.strided_iso,  vs.strided_iso_lo,
+                          vs.strided_iso_hi};
+    const char* k[13] = {"vs_strided",
                          "vs_grouped",
                          "vs_strided_unfused",
                          "vs_grouped_unfused",
@@ -103,10 +105,13 @@ static int run_case(const xsg_bench_case* c, const char* title, int json, int* f
                          "strided_aa_control",
                          "vs_strided_gemm_only",
                          "vs_strided_gemm_only_ci_lo",
-                         "vs_strided_gemm_only_ci_hi"};
+                         "vs_strided_gemm_only_ci_hi",
+                         "vs_strided_full_clock",
+                         "vs_strided_full_clock_ci_lo",
+                         "vs_strided_full_clock_ci_hi"};
     printf("%s  {\"case\": \"%s\", \"kernel\": \"auto vs cublas batched\"",
            *first_json ? "" : ",\n", title);
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 13; i++)
       isnan(v[i]) ? printf(", \"%s\": null", k[i]) : printf(", \"%s\": %.4f", k[i], v[i]);
     printf("}");
     *first_json = 0;
@@ -269,17 +274,21 @@ int cli_bench_gemm(int argc, char** argv) {
          " (holds 1), < (below 1);\n# A/A: cuBLAS strided-batched timed again among our rows,"
          " against itself (its distance from 1: what a row's place in the round does);\n# g/strd:"
          " SiLU*mul cases, AUTO on the GEMM alone (no SiLU*mul, masked) against strided-batched,"
-         " the same work, with its interval's verdict\n");
+         " the same work, with its interval's verdict;\n# clk/strd: AUTO against strided-batched"
+         " per launch at the full clock (each launch alone, %d us idle after it: below the power"
+         " cap), with its interval's verdict\n",
+         XSG_BENCH_IDLE_US);
   printf("  %-58s %7s %7s %6s  %-20s %7s %6s %6s %5s %8s %6s  %-8s %5s  %6s %-15s %6s %6s %6s "
-         "%-8s\n",
+         "%-8s %-8s\n",
          "case", "cuBLAS", "best", "ratio", "auto", "TFLOP/s", "a/cuBL", "a/loop", "pad%",
          "a/cu+pad", "target", "verdict", "valid", "a/strd", "strd 95%", "A/A", "a/grpd", "a/unf",
-         "g/strd");
+         "g/strd", "clk/strd");
   /* AUTO against cuBLAS's batched paths: cases where it is faster, of those where each ran;
    * against strided-batched also where the interval lies (above 1, holding 1, below 1), and
    * the range of the A/A control. */
   int faster[3] = {0, 0, 0}, ran[3] = {0, 0, 0}, side[3] = {0, 0, 0}, aa_n = 0;
   int g_faster = 0, g_side[3] = {0, 0, 0}; /* the GEMM alone on the SiLU*mul cases */
+  int c_faster = 0, c_side[3] = {0, 0, 0}; /* per launch at the full clock */
   double aa_lo = INFINITY, aa_hi = -INFINITY;
   for (int i = 0; i < ns; i++) {
     const summary_line* s = &sum[i];
@@ -318,10 +327,17 @@ int cli_bench_gemm(int argc, char** argv) {
       g_faster += s->vs.strided_gemm > 1.0;
       snprintf(gs, sizeof gs, "%.3f %c", s->vs.strided_gemm, ">=<"[where]);
     }
+    char cs[24] = "-";
+    if (s->valid && !isnan(s->vs.strided_iso) && !isnan(s->vs.strided_iso_lo)) {
+      const int where = ci_side(s->vs.strided_iso_lo, s->vs.strided_iso_hi);
+      c_side[where]++;
+      c_faster += s->vs.strided_iso > 1.0;
+      snprintf(cs, sizeof cs, "%.3f %c", s->vs.strided_iso, ">=<"[where]);
+    }
     printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %-15s "
-           "%6s %6s %6s %-8s\n",
+           "%6s %6s %6s %-8s %-8s\n",
            s->name, s->base, s->best, s->ratio, s->auto_name, s->autov, s->a_ratio, loop, pad, padr,
-           target, verdict, s->valid ? "yes" : "NO", vt[0], ci, ctl, vt[1], vt[2], gs);
+           target, verdict, s->valid ? "yes" : "NO", vt[0], ci, ctl, vt[1], vt[2], gs, cs);
   }
   if (ran[0] + ran[1] + ran[2])
     printf("# AUTO (its better layout) faster than cuBLAS: strided-batched (GEMM only) in %d of %d "
@@ -338,6 +354,10 @@ int cli_bench_gemm(int argc, char** argv) {
            "strided-batched: faster in %d of %d; interval above 1 in %d, holding 1 in %d, below 1 "
            "in %d\n",
            g_faster, g_side[0] + g_side[1] + g_side[2], g_side[0], g_side[1], g_side[2]);
+  if (c_side[0] + c_side[1] + c_side[2])
+    printf("# against strided-batched per launch at the full clock (clk/strd): faster in %d of %d; "
+           "interval above 1 in %d, holding 1 in %d, below 1 in %d\n",
+           c_faster, c_side[0] + c_side[1] + c_side[2], c_side[0], c_side[1], c_side[2]);
   if (aa_n)
     printf(
         "# the A/A control (cuBLAS strided-batched against itself): %.3f to %.3f over %d cases\n",

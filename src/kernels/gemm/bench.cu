@@ -179,6 +179,55 @@ xs_result head_to_head(const timed_fn& a, const timed_fn& b, int rounds, double*
   return XS_OK;
 }
 
+/* One thread spins `ns` of %globaltimer: the GPU stays nearly idle, below its power cap. */
+__global__ void idle_spin(long long ns) {
+  long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+}
+
+/* a against b per launch at the full clock (xsg_bench_vs.strided_iso): per round a batch of each
+ * (a's batch size), the order flipped every round, every launch between its own two events and
+ * followed by XSG_BENCH_IDLE_US of idle_spin; the round's ratio is the mean launch time of a over
+ * that of b. Appends one ratio per round to *r. */
+xs_result isolated(const timed_fn& a, const timed_fn& b, int rounds, std::vector<double>* r) {
+  const int n = a.batch < 1 ? 1 : a.batch;
+  std::vector<cudaEvent_t> ev((size_t)4 * n, (cudaEvent_t)NULL);
+  xs_result res = XS_OK;
+  for (size_t i = 0; res == XS_OK && i < ev.size(); i++)
+    res = cuda_ok(cudaEventCreate(&ev[i]), "cudaEventCreate");
+  for (int round = 0; res == XS_OK && round < rounds; round++) {
+    const timed_fn* f[2] = {round & 1 ? &b : &a, round & 1 ? &a : &b};
+    for (int w = 0; res == XS_OK && w < 2; w++)
+      for (int i = 0; res == XS_OK && i < n; i++) {
+        res = cuda_ok(cudaEventRecord(ev[(size_t)(2 * n * w + 2 * i)]), "event");
+        if (res == XS_OK) res = f[w]->fn();
+        if (res == XS_OK)
+          res = cuda_ok(cudaEventRecord(ev[(size_t)(2 * n * w + 2 * i + 1)]), "event");
+        if (res == XS_OK) {
+          idle_spin<<<1, 1>>>(1000LL * XSG_BENCH_IDLE_US);
+          res = cuda_ok(cudaGetLastError(), "idle_spin");
+        }
+      }
+    if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "isolated launches");
+    double t[2] = {0, 0};
+    for (int w = 0; res == XS_OK && w < 2; w++)
+      for (int i = 0; i < n; i++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ev[(size_t)(2 * n * w + 2 * i)],
+                             ev[(size_t)(2 * n * w + 2 * i + 1)]);
+        t[w] += ms;
+      }
+    /* t[0] is f[0]'s: a in even rounds */
+    if (res == XS_OK && t[0] > 0 && t[1] > 0) r->push_back(round & 1 ? t[1] / t[0] : t[0] / t[1]);
+  }
+  for (cudaEvent_t e : ev)
+    if (e) cudaEventDestroy(e);
+  return res;
+}
+
 /* Time every fn of `fns` interleaved over `rounds` rounds (see the file comment). Fills each
  * fn's per-round times. `drift` (%): the baseline's (fns[0]) median time over the last three
  * rounds against the first three: how far the clock moved while the rows were timed. */
@@ -1008,8 +1057,16 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
     }
     *p.out = fmax(r_contig, r_masked);    /* fmax: the one that is not NAN */
     if (p.at == i_sb && !isnan(*p.out)) { /* the spread of that layout's per-round ratios */
-      std::vector<double> r = round_ratios(base, *(*p.out == r_contig ? f_contig : f_masked));
+      const timed_fn& mine = *(*p.out == r_contig ? f_contig : f_masked);
+      std::vector<double> r = round_ratios(base, mine);
       xsg_median_interval(r.data(), (int)r.size(), &vs->strided_lo, &vs->strided_hi);
+      /* the same pair per launch at the full clock */
+      std::vector<double> iso;
+      res = isolated(base, mine, 2 * rounds_of(b), &iso);
+      if (res == XS_OK && !iso.empty()) {
+        vs->strided_iso = median(iso);
+        xsg_median_interval(iso.data(), (int)iso.size(), &vs->strided_iso_lo, &vs->strided_iso_hi);
+      }
     }
     at = strlen(detail);
     if (at < dl)
@@ -1024,6 +1081,13 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
                "interval [%.3f, %.3f]; A/A control %.3f",
                r_contig_pdl, r_masked_pdl, rounds_of(b), vs->strided_lo, vs->strided_hi,
                vs->control);
+    at = strlen(detail);
+    if (at < dl)
+      snprintf(detail + at, dl - at,
+               "\n#   per launch at the full clock (each launch alone, %d us idle after it, %d "
+               "rounds): AUTO %.3f, 95 %% interval [%.3f, %.3f]",
+               XSG_BENCH_IDLE_US, 2 * rounds_of(b), vs->strided_iso, vs->strided_iso_lo,
+               vs->strided_iso_hi);
     at = strlen(detail);
     if (i_go >= 0 && at < dl)
       snprintf(detail + at, dl - at,
@@ -1068,6 +1132,7 @@ extern "C" xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows
   vs->strided = vs->grouped = vs->strided_unfused = vs->grouped_unfused = NAN;
   vs->strided_lo = vs->strided_hi = vs->control = NAN;
   vs->strided_gemm = vs->strided_gemm_lo = vs->strided_gemm_hi = NAN;
+  vs->strided_iso = vs->strided_iso_lo = vs->strided_iso_hi = NAN;
   XSI_ARG(rows && nrows && c && max_rows >= 10, "gemm bench: bad arguments (max_rows >= 10)");
   XSI_ARG(c->N >= 1 && c->K >= 1 && (c->grouped ? c->experts >= 1 && c->tokens >= 1 : c->M >= 1),
           "gemm bench: bad shape");

@@ -63,7 +63,16 @@ typedef struct xsg_bench_vs {
    * interval as above; NAN elsewhere. `strided` pits the fused kernel (GEMM + SiLU*mul) against
    * cuBLAS's GEMM alone; this compares the same work. */
   double strided_gemm, strided_gemm_lo, strided_gemm_hi;
+  /* `strided` per launch at the full clock: AUTO's better layout and strided-batched each
+   * launched alone (an event pair around every launch), with XSG_BENCH_IDLE_US of one thread
+   * spinning after it, so the GPU runs below its power cap at its full clock instead of at the
+   * cap as back-to-back launches do (session 15: which is ahead can follow that regime); the
+   * two rows alternate per round. Median of per-round ratios with its interval; NAN where
+   * `strided` is. */
+  double strided_iso, strided_iso_lo, strided_iso_hi;
 } xsg_bench_vs;
+
+#define XSG_BENCH_IDLE_US 150
 
 /* The distribution-free confidence interval of a median from n samples (per-round ratios):
  * [x_(k), x_(n+1-k)] of the sorted sample, with the largest k whose coverage
