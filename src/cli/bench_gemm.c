@@ -42,6 +42,17 @@ static int ci_side(double lo, double hi) {
   return lo > 1.0 ? 0 : hi < 1.0 ? 2 : 1;
 }
 
+/* A summary cell "ratio verdict" for a ratio with its interval (left "-" when either is NAN),
+ * counted in *faster (> 1) and side[] (where the interval lies). */
+static void ratio_cell(double v, double lo, double hi, int* faster, int side[3], char* out,
+                       size_t n) {
+  if (isnan(v) || isnan(lo)) return;
+  const int where = ci_side(lo, hi);
+  side[where]++;
+  *faster += v > 1.0;
+  snprintf(out, n, "%.3f %c", v, ">=<"[where]);
+}
+
 static int row_ok(const xsg_bench_row* r) {
   return r->status == XS_OK && (isnan(r->rel_err) || (r->wrong == 0 && r->rel_err < 1e-2));
 }
@@ -320,19 +331,12 @@ int cli_bench_gemm(int argc, char** argv) {
       aa_lo = fmin(aa_lo, s->vs.control), aa_hi = fmax(aa_hi, s->vs.control), aa_n++;
       snprintf(ctl, sizeof ctl, "%.3f", s->vs.control);
     }
-    char gs[24] = "-";
-    if (s->valid && !isnan(s->vs.strided_gemm) && !isnan(s->vs.strided_gemm_lo)) {
-      const int where = ci_side(s->vs.strided_gemm_lo, s->vs.strided_gemm_hi);
-      g_side[where]++;
-      g_faster += s->vs.strided_gemm > 1.0;
-      snprintf(gs, sizeof gs, "%.3f %c", s->vs.strided_gemm, ">=<"[where]);
-    }
-    char cs[24] = "-";
-    if (s->valid && !isnan(s->vs.strided_iso) && !isnan(s->vs.strided_iso_lo)) {
-      const int where = ci_side(s->vs.strided_iso_lo, s->vs.strided_iso_hi);
-      c_side[where]++;
-      c_faster += s->vs.strided_iso > 1.0;
-      snprintf(cs, sizeof cs, "%.3f %c", s->vs.strided_iso, ">=<"[where]);
+    char gs[24] = "-", cs[24] = "-";
+    if (s->valid) {
+      ratio_cell(s->vs.strided_gemm, s->vs.strided_gemm_lo, s->vs.strided_gemm_hi, &g_faster,
+                 g_side, gs, sizeof gs);
+      ratio_cell(s->vs.strided_iso, s->vs.strided_iso_lo, s->vs.strided_iso_hi, &c_faster, c_side,
+                 cs, sizeof cs);
     }
     printf("  %-58s %7.1f %7.1f %6.3f  %-20s %7.1f %6.3f %6s %5s %8s %6s  %-8s %5s  %6s %-15s "
            "%6s %6s %6s %-8s %-8s\n",
