@@ -119,16 +119,8 @@ struct probe_row {
 /* The stream every probe launch goes to (probe_setup creates it), and --graph. */
 static cudaStream_t probe_stream = NULL;
 static int probe_graph = 0;
-static int probe_idle_us = 0; /* --idle-us: a low-power spin of this long after every launch */
-
-/* One thread spins `ns` of %globaltimer: the GPU stays nearly idle (low power) that long. */
-__global__ void probe_idle(long long ns) {
-  long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  while (t - t0 < ns);
-}
+static int probe_idle_us = 0; /* --idle-us: a low-power spin of this long after every launch
+                                 (xsg_bench_idle, kernels/gemm/bench.h) */
 
 /* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, creates probe_stream
  * and returns a cuBLAS handle on it (exits when cuBLAS cannot start). */
@@ -267,7 +259,10 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
           CK(cudaEventRecord(ev[2 * i], probe_stream));
           r.run();
           CK(cudaEventRecord(ev[2 * i + 1], probe_stream));
-          probe_idle<<<1, 1, 0, probe_stream>>>(1000LL * probe_idle_us);
+          if (xsg_bench_idle(probe_idle_us, probe_stream) != XS_OK) {
+            fprintf(stderr, PROBE_NAME ": %s\n", xs_last_error());
+            exit(1);
+          }
         }
         CK(cudaEventSynchronize(ev.back()));
         double sum = 0;

@@ -34,6 +34,12 @@ int xsg_bench_clusters2(void) {
   return -1;
 }
 
+xs_result xsg_bench_idle(int us, void* stream) {
+  (void)us;
+  (void)stream;
+  return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm bench: this build has no CUDA");
+}
+
 xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
                         size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs) {
   (void)rows;

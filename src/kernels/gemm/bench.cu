@@ -206,10 +206,7 @@ xs_result isolated(const timed_fn& a, const timed_fn& b, int rounds, std::vector
         if (res == XS_OK) res = f[w]->fn();
         if (res == XS_OK)
           res = cuda_ok(cudaEventRecord(ev[(size_t)(2 * n * w + 2 * i + 1)]), "event");
-        if (res == XS_OK) {
-          idle_spin<<<1, 1>>>(1000LL * XSG_BENCH_IDLE_US);
-          res = cuda_ok(cudaGetLastError(), "idle_spin");
-        }
+        if (res == XS_OK) res = xsg_bench_idle(XSG_BENCH_IDLE_US, NULL);
       }
     if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "isolated launches");
     double t[2] = {0, 0};
@@ -1115,6 +1112,11 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
 }
 
 } // namespace
+
+extern "C" xs_result xsg_bench_idle(int us, void* stream) {
+  idle_spin<<<1, 1, 0, (cudaStream_t)stream>>>(1000LL * us);
+  return cuda_ok(cudaGetLastError(), "idle spin");
+}
 
 extern "C" int xsg_bench_clusters2(void) {
   int n = 0;

@@ -134,6 +134,12 @@ static inline void xsg_round_order(int* order, int n, int r) {
  * kernels run on 2-CTA clusters too, so this is printed beside the bench's ratios. */
 int xsg_bench_clusters2(void);
 
+/* Enqueue `us` microseconds of one GPU thread spinning on %globaltimer on `stream` (a
+ * cudaStream_t; NULL: the legacy default stream): the GPU stays nearly idle meanwhile, below its
+ * power cap. What xsg_bench_vs.strided_iso puts after every launch (and the probes' --idle-us).
+ * XS_ERR_CUDA when the launch fails; XS_ERR_UNSUPPORTED without CUDA. */
+xs_result xsg_bench_idle(int us, void* stream);
+
 /* Run one case; fills rows[0..*nrows). The first row is the cuBLAS baseline. Needs a GPU
  * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a description of the case, e.g. the
  * expert counts and the ratios against the batched paths; `vs` (may be NULL) those ratios. */
