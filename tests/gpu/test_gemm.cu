@@ -36,6 +36,9 @@ static int g_sms;       /* the GPU's SMs (v7's tile width depends on them) */
 #define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 static int g_tail_split; /* launches of v3 / v11 whose schedule has halves (sched.h) */
+/* CONTIG launches of v2-v6 / v11-v13 with the speculative start (gemm_v2.cu), and the CTAs whose
+ * guess the offsets confirm or refute (sched.h xsg_contig_guess, xsg_contig_owns) */
+static int g_spec_launches, g_spec_hits, g_spec_misses;
 
 typedef struct problem {
   xs_gemm_layout layout;
@@ -149,6 +152,32 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
     const int ctas = grid < t.count ? grid : t.count;
     int whole;
     if (positions > 0 && xsg_tail_slots(positions, ctas, &whole) != positions) g_tail_split++;
+  }
+  {
+    const xs_gemm_version tv = t.version;
+    const int family = (tv >= XS_GEMM_V2 && tv <= XS_GEMM_V6) || tv >= XS_GEMM_V11;
+    if (pr->layout == XS_GEMM_GROUPED_CONTIG && family && !v->list && E <= 256) {
+      /* gemm.cu's grid and each CTA's first tile from the host (sched.h xsg_first_tiles) */
+      const int raster_n = v->order == XS_GEMM_ORDER_RASTER_N;
+      const int band = v->swizzle ? v->swizzle : raster_n ? 8 : xsg_contig_band(t.m_blocks, E, 8);
+      const xsg_grid grid = {1, t.m_blocks, t.n_blocks, raster_n, band};
+      const int sms = v->ctas ? v->ctas : g_sms;
+      const int ctas = sms < t.count ? sms : t.count;
+      uint32_t first[XSG_FIRST_MAX];
+      const int n = xsg_first_tiles(&grid, t.count, ctas, 0, 0, first);
+      int guessed = 0;
+      for (int b = 0; b < n; b++) {
+        const int mb = xsg_first_tile_of(first[b]).mb;
+        const int g = xsg_contig_guess(mb, M, E, t.tile_m);
+        if (g < 0) continue;
+        guessed = 1;
+        if (xsg_contig_owns(offsets, g, mb * t.tile_m))
+          g_spec_hits++;
+        else
+          g_spec_misses++;
+      }
+      g_spec_launches += guessed;
+    }
   }
   {
     int32_t* d_list = NULL;
@@ -871,6 +900,51 @@ static void test_tail_split(void) {
   XT_CHECK_MSG(split_runs >= 10, "only %d launches split their last wave", split_runs);
 }
 
+/* CONTIG's speculative start (session 16, gemm_v2.cu): with each CTA's first tile from the host
+ * and M split evenly into whole tiles per expert, the producer loads the first k-blocks of its
+ * first tile with the even split's expert before the offsets arrive. Right guesses (balanced
+ * counts) and wrong ones (uneven counts with M still a multiple of E x 128: the consumers drain
+ * the guessed slots), one k-block (fewer than the guessed two), the tile widths of v2 (128, six
+ * stages), v3 / v11 / v13 (256) and v4 (224), SiLU*mul, raster N, other bands, the map epilogue,
+ * flags and PDL. Counts the launches with a guess and the CTAs whose guess was right and wrong,
+ * so that the test cannot pass without both paths. */
+static void test_contig_spec(void) {
+  const int l0 = g_spec_launches, h0 = g_spec_hits, m0 = g_spec_misses;
+  static const int32_t even[4] = {256, 256, 256, 256};
+  static const int32_t uneven[4] = {512, 0, 256, 256}; /* m-blocks 2, 3: guess 1, owner 0 */
+  static const int32_t last[4] = {0, 0, 0, 1024};      /* only m-blocks 6, 7 guessed right */
+  static const int32_t tiny[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+  const problem ps[] = {
+      {XS_GEMM_GROUPED_CONTIG, 0, 520, 200, 4, even, 0},
+      {XS_GEMM_GROUPED_CONTIG, 0, 520, 64, 4, even, 1},
+      {XS_GEMM_GROUPED_CONTIG, 0, 776, 1000, 4, uneven, 0},
+      {XS_GEMM_GROUPED_CONTIG, 0, 528, 72, 4, uneven, 1},
+      {XS_GEMM_GROUPED_CONTIG, 0, 1000, 136, 4, last, 0},
+      {XS_GEMM_GROUPED_CONTIG, 0, 264, 64, 8, tiny, 1},
+  };
+  const xs_gemm_version vers[5] = {XS_GEMM_V3, XS_GEMM_V11, XS_GEMM_V13, XS_GEMM_V2, XS_GEMM_V4};
+  const variant vs[5] = {
+      {XS_GEMM_V3, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 5},
+      {XS_GEMM_V3, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 8},
+      {XS_GEMM_V3, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 1, 0, 1, 7},
+      {XS_GEMM_V3, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 6, 1},
+      {XS_GEMM_V3, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 0, 0, 0, 0},
+  };
+  for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 2; k++) {
+        variant v = vs[(i + j + k) % 5];
+        v.version = vers[j];
+        run_one(&ps[i], &v, "cspec");
+      }
+  const int launches = g_spec_launches - l0, hits = g_spec_hits - h0, misses = g_spec_misses - m0;
+  printf("  %d launches with a guessed first tile: %d CTAs guessed right, %d wrong\n", launches,
+         hits, misses);
+  XT_CHECK_MSG(launches >= 30 && hits >= 100 && misses >= 20,
+               "too few guesses to test both paths: %d launches, %d right, %d wrong", launches,
+               hits, misses);
+}
+
 /* What v10 refuses (XS_ERR_UNSUPPORTED, from xs_gemm_tiles and xs_gemm_run): the shapes TMA
  * cannot describe, like v2-v9 (K or N, or N / 2 with SiLU*mul, not a multiple of 8; A, B or C
  * not 16-byte aligned). What it must run although nothing is computed: all-empty experts. */
@@ -1069,6 +1143,7 @@ int main(void) {
   XT_RUN(test_v10_refusals);
   XT_RUN(test_v11_v13_epilogues);
   XT_RUN(test_tail_split);
+  XT_RUN(test_contig_spec);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
   printf("# %d runs checked, %d unsupported (v2-v13 on shapes TMA cannot describe; v8 with a tile "

@@ -765,6 +765,47 @@ static void test_first_tiles(void) {
   XT_EQ_INT(xsg_first_tiles(&wide, 60000, XSG_FIRST_MAX, 0, 0, f), XSG_FIRST_MAX);
 }
 
+/* CONTIG's speculative start (gemm_v2.cu): the even-split guess is the expert that owns the
+ * m-block whenever the offsets are the even split, and -1 where M is not split into whole tiles
+ * per expert; xsg_contig_owns agrees with xsg_contig_expert on any non-decreasing offsets (empty
+ * experts, rows before the first segment and past the last). */
+static void test_contig_guess(void) {
+  int32_t off[65];
+  int checked = 0;
+  for (int E = 1; E <= 64; E += 7)
+    for (int per = 128; per <= 1024; per *= 2) {
+      for (int e = 0; e <= E; e++)
+        off[e] = e * per;
+      for (int mb = 0; mb < E * per / 128; mb++) {
+        XT_EQ_INT(xsg_contig_guess(mb, E * per, E, 128), xsg_contig_expert(off, E, mb * 128));
+        checked++;
+      }
+    }
+  XT_CHECK(checked > 1000);
+  XT_EQ_INT(xsg_contig_guess(0, 1000, 8, 128), -1);   /* 125 rows each: not whole tiles */
+  XT_EQ_INT(xsg_contig_guess(0, 64 * 8, 8, 128), -1); /* 64 rows each */
+  XT_EQ_INT(xsg_contig_guess(0, 1025, 8, 128), -1);   /* M not a multiple of 8 */
+  XT_EQ_INT(xsg_contig_guess(5, 3 * 256, 3, 128), 2);
+  uint32_t x = 12345;
+  int owned = 0, not_owned = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    const int E = 1 + trial % 40;
+    off[0] = (int32_t)((x = x * 1664525u + 1013904223u) >> 29) * 128; /* 0 .. 7 blocks */
+    for (int e = 0; e < E; e++) { /* a third of the experts empty */
+      x = x * 1664525u + 1013904223u;
+      off[e + 1] = off[e] + ((x >> 16) % 3 == 0 ? 0 : (int32_t)((x >> 20) % 5 + 1) * 128);
+    }
+    for (int row = 0; row < off[E] + 256; row += 128)
+      for (int g = 0; g < E; g++) {
+        const int own = xsg_contig_owns(off, g, row);
+        XT_EQ_INT(own, xsg_contig_expert(off, E, row) == g);
+        owned += own;
+        not_owned += !own;
+      }
+  }
+  XT_CHECK(owned > 1000 && not_owned > 1000);
+}
+
 static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(1, 128), 1);
   XT_EQ_INT(xsg_cdiv(128, 128), 1);
@@ -793,6 +834,7 @@ int main(void) {
   XT_RUN(test_median_interval);
   XT_RUN(test_round_order);
   XT_RUN(test_first_tiles);
+  XT_RUN(test_contig_guess);
   XT_RUN(test_cdiv);
   return XT_END();
 }

@@ -83,7 +83,7 @@ template <int BN_> struct hopper_cfg {
   static constexpr int STAGES = BN == 128 ? 6 : 4;
   static constexpr int BAR_BYTES = 2 * STAGES * 8 + 8; /* full, empty, table_ready */
   /* k-blocks the producer loads before the schedule table exists (xsg_spec_guess) */
-  static constexpr int SPEC = 2;
+  static constexpr int SPEC = 3;
   /* MASKED compacted schedule: work-tile prefix over at most MAX_EXPERTS experts (int32). */
   static constexpr int TABLE_BYTES = 4 * (XSG_MASKED_MAX_EXPERTS + 1);
   /* The producer's tile entries (struct tile_info, 32 bytes each), one per ring slot. */
@@ -494,10 +494,15 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     trace[0] = xs_clock64();
     trace[1] = xs_globaltimer();
   }
-  /* The speculative start: this CTA's first tile if no expert before it is empty (both roles
-   * compute it; hopper_common.cuh xsg_spec_guess). */
-  int g_guess = 0, nb_guess = 0;
-  const int spec = xsg_spec_guess(p, blockIdx.x, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
+  /* The speculative start (both roles compute it): MASKED, this CTA's first tile if no expert
+   * before it is empty (hopper_common.cuh xsg_spec_guess); CONTIG, the host's first tile with the
+   * expert of a balanced split (xsg_spec_guess_contig). */
+  int g_guess = 0, mb_guess = 0, nb_guess = 0;
+  const int spec_contig = contig_table && (int)blockIdx.x < first.n;
+  const int spec = spec_contig
+                       ? xsg_spec_guess_contig(p, first.t[blockIdx.x], k_blocks, cfg::SPEC,
+                                               &g_guess, &mb_guess, &nb_guess)
+                       : xsg_spec_guess(p, blockIdx.x, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
 
   if (wg == 0) {
     /* ================= producer warpgroup ================= */
@@ -553,7 +558,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
        * wait; spec < STAGES: no wrap). */
       const tile_info guess = {
-          xsg_tile_index(&p.grid, g_guess, 0, nb_guess), 0, -1, g_guess, nb_guess, -1};
+          xsg_tile_index(&p.grid, spec_contig ? 0 : g_guess, mb_guess, nb_guess),
+          mb_guess * p.tile_m,
+          spec_contig ? p.M : -1,
+          g_guess,
+          nb_guess,
+          -1};
       for (int kb = 0; kb < spec; kb++, s++)
         load(guess, kb);
       /* Only the compacted schedule needs the table for its length; otherwise the first tile's
@@ -564,10 +574,11 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
       /* TAIL: the last partial wave in column halves when it is at most half the grid (sched.h
-       * xsg_tail_slots). Not with the speculative start, whose slots belong to position
-       * blockIdx.x (xsg_spec_hit). */
+       * xsg_tail_slots). Not with MASKED's speculative start, whose slots belong to position
+       * blockIdx.x (xsg_spec_hit); CONTIG's comes with the host's first tiles, whose first wave
+       * is whole (position blockIdx.x is a whole tile either way). */
       int whole = positions; /* slots before the first half */
-      const int slots = TAIL && p.tail_split && !spec
+      const int slots = TAIL && p.tail_split && (!spec || spec_contig)
                             ? xsg_tail_slots(positions, (int)gridDim.x, &whole)
                             : positions;
       const int half_cols = silu ? BN / 4 : BN / 2; /* output columns of a half */
@@ -578,7 +589,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                          !p.compact && contig_table ? table_ready : nullptr);
       /* the guess was right: its first spec k-blocks are in the ring (else the consumers drain
        * those slots unused) */
-      int kb_start = spec && have && cur.index == guess.index && cur.piece < 0 ? spec : 0;
+      int kb_start =
+          spec && have && cur.index == guess.index && cur.expert == guess.expert && cur.piece < 0
+              ? spec
+              : 0;
       while (have) {
         /* TRACE: the producer's stamps go into warpgroup 1's record of the same tile. */
         unsigned long long* const prec =
@@ -589,14 +603,17 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         }
         tile_info nxt = {-1, 0, 0, 0, 0, -1};
         int have_next = 0;
-        if (kb_start) have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
+        /* (a guessed first tile: after its first k-block not guessed, or now if it was whole) */
+        if (kb_start && kb_start == k_blocks)
+          have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
         for (int kb = kb_start; kb < k_blocks; kb++) {
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           load(cur, kb);
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
-          if (kb == 0) have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
+          if (kb == kb_start)
+            have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
@@ -646,7 +663,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     tile_info piece = {-1, 0, 0, 0, 0, -1}; /* TAIL: a half tile (its first k-block is here) */
     if (spec) {
       xs_mbar_wait(table_ready, 0); /* the table, to check the producer's guess against */
-      s = xsg_spec_drain(p, table, blockIdx.x, g_guess, nb_guess, spec, full, empty, lane);
+      const bool hit = spec_contig ? xsg_contig_owns(table, g_guess, mb_guess * p.tile_m)
+                                   : xsg_spec_hit(p, table, blockIdx.x, g_guess, nb_guess);
+      s = hit ? 0 : xsg_spec_drain_slots(spec, full, empty, lane);
     }
     auto word_pk_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
       w0 = pk[2 * i];

@@ -188,15 +188,42 @@ static __device__ __forceinline__ bool xsg_spec_hit(const xsg_params& p, const i
  * warp waiting for the bytes and its lane 0 releasing the slot. Returns the consumer's first slot:
  * 0, or `spec` after a drain (spec < the ring's stages: no wrap). The caller has waited for the
  * schedule table. */
-static __device__ __forceinline__ int xsg_spec_drain(const xsg_params& p, const int32_t* table,
-                                                     int k0, int g, int nb, int spec,
-                                                     uint64_t* full, uint64_t* empty, int lane) {
-  if (!spec || xsg_spec_hit(p, table, k0, g, nb)) return 0;
+static __device__ __forceinline__ int xsg_spec_drain_slots(int spec, uint64_t* full,
+                                                           uint64_t* empty, int lane) {
   for (int i = 0; i < spec; i++) {
     xs_mbar_wait(&full[i], 0);
     if (lane == 0) xs_mbar_arrive(&empty[i]);
   }
   return spec;
+}
+static __device__ __forceinline__ int xsg_spec_drain(const xsg_params& p, const int32_t* table,
+                                                     int k0, int g, int nb, int spec,
+                                                     uint64_t* full, uint64_t* empty, int lane) {
+  if (!spec || xsg_spec_hit(p, table, k0, g, nb)) return 0;
+  return xsg_spec_drain_slots(spec, full, empty, lane);
+}
+
+/* The speculative start for CONTIG (session 16; v2-v6, v11-v13). The host gives each CTA its first
+ * tile (sched.h xsg_first_tiles: m-block and n-block), but which expert's B it multiplies is in
+ * the device offsets, which warp 3 copies into the table: 0.6 us after the CTA's entry when the
+ * previous launch was the same, ~2.8 us after an idle GPU or other kernels' traffic, and until
+ * then the producer loaded nothing. The guess is the even split (sched.h xsg_contig_guess). The
+ * producer loads the first `spec` k-blocks of that tile at once; once the table exists, producer
+ * and consumers check it (xsg_contig_owns) as for MASKED. Returns the k-blocks to guess (0: no
+ * guess, M is not split evenly) and the guess in *g, *mb, *nb.
+ * NOTE: v3 and v11 have no register margin (gemm_v2.cu): computed this way, ptxas keeps their
+ * wgmma pipelines; with the even split passed as a parameter, or a test of experts > 0 in
+ * xsg_contig_guess, it serialized them (C7511). */
+static __device__ __forceinline__ int xsg_spec_guess_contig(const xsg_params& p, uint32_t first,
+                                                            int k_blocks, int spec, int* g,
+                                                            int* mb, int* nb) {
+  const xsg_tile t = xsg_first_tile_of(first);
+  const int guess = xsg_contig_guess(t.mb, p.M, p.experts, p.tile_m);
+  if (guess < 0) return 0;
+  *g = guess;
+  *mb = t.mb;
+  *nb = t.nb;
+  return k_blocks < spec ? k_blocks : spec;
 }
 
 /* A consumer warpgroup's k-blocks of one tile in v2-v6, v11-v13 and v8 (the caller has waited for

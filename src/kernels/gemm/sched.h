@@ -264,6 +264,21 @@ XSG_HD int xsg_contig_expert(const int32_t* offsets, int experts, int row) {
   return lo;
 }
 
+/* CONTIG's speculative start (session 16; gemm_v2.cu): the expert that owns m-block mb when the M
+ * rows are split evenly, every expert M / experts rows (experts >= 1), a whole number of
+ * tile_m-row blocks (the balanced case, cuBLAS strided-batched's); -1 when M is not split so. */
+XSG_HD int xsg_contig_guess(int mb, int M, int experts, int tile_m) {
+  const int seg = M / experts;
+  if (seg < tile_m || seg % tile_m || M % experts) return -1;
+  return mb * tile_m / seg;
+}
+
+/* Whether expert g (0 <= g < experts) owns `row` by the CONTIG offsets: the same answer as
+ * xsg_contig_expert(offsets, experts, row) == g, in two loads. */
+XSG_HD int xsg_contig_owns(const int32_t* offsets, int g, int row) {
+  return offsets[g] <= row && row < offsets[g + 1];
+}
+
 /* Contiguous layout offsets from per-expert counts (segments rounded up to `align` rows).
  * Returns 0, or -1 on a negative count or an int overflow. */
 XSG_HD int xsg_contig_offsets(int32_t* offsets, const int32_t* counts, int experts, int align) {
