@@ -127,8 +127,13 @@ template <int BT_, int BW_> struct v7_cfg {
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
   /* full, empty, table_ready, split_ready */
   static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 16;
-  /* k-blocks a stream loads before its schedule table exists (the speculative start, below) */
-  static constexpr int SPEC = 2;
+  /* k-blocks a stream loads before its schedule table exists (the speculative start, below):
+   * all but one of its ring's slots (session 16; 2 before) */
+  static constexpr int SPEC = STAGES - 1;
+  /* the split tile (sched.h xsg_v7_split_position) needs at least this many k-blocks (2 x the
+   * speculative start's k-blocks before session 16; the split tile is never a stream's first,
+   * whose k-blocks the speculative start loads) */
+  static constexpr int SPLIT_MIN_KB = 4;
   static constexpr int SMEM = 1024 + STREAMS * STAGES * SLOT + BAR_BYTES + TABLE_BYTES;
   /* NOTE: BT = 128 (v9) holds 2 x 64 fp32 accumulators per consumer thread, more than the
    * 168 registers a thread of a 384-thread CTA may start with, so the warpgroups re-divide the
@@ -372,7 +377,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
       const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
-                                                2 * cfg::SPEC, p.split);
+                                                cfg::SPLIT_MIN_KB, p.split);
       /* Loads k-blocks [kb_lo, kb_hi) of the tile at position k, if it has work. */
       auto load_tile = [&](int k, int kb_lo, int kb_hi) {
         int tile_index;
@@ -420,7 +425,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     s = xsg_spec_drain(p, table, k0, g_guess, nb_guess, spec, my_full, my_empty, lane);
     const int positions = p.compact ? table[p.experts] : p.positions;
     const int split_k = xsg_v7_split_position(blockIdx.x, gridDim.x, positions, k_blocks,
-                                              2 * cfg::SPEC, p.split);
+                                              cfg::SPLIT_MIN_KB, p.split);
     /* The split tile's partial sums, stream 1 -> stream 0: value i of thread tid at
      * [i * 128 + tid] (conflict-free), in stream 1's ring, idle once its last tile is done. */
     float* const partial = (float*)(smem + cfg::STAGES * cfg::SLOT);
