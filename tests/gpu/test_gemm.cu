@@ -157,7 +157,8 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
     const xs_gemm_version tv = t.version;
     const int family = (tv >= XS_GEMM_V2 && tv <= XS_GEMM_V6) || tv >= XS_GEMM_V11;
     if (pr->layout == XS_GEMM_GROUPED_CONTIG && family && !v->list && E <= 256) {
-      /* gemm.cu's grid and each CTA's first tile from the host (sched.h xsg_first_tiles) */
+      /* gemm.cu's grid (its band rule, restated) and each CTA's first tile from the host
+       * (sched.h xsg_first_tiles): which CTAs guess, and whether the offsets confirm it */
       const int raster_n = v->order == XS_GEMM_ORDER_RASTER_N;
       const int band = v->swizzle ? v->swizzle : raster_n ? 8 : xsg_contig_band(t.m_blocks, E, 8);
       const xsg_grid grid = {1, t.m_blocks, t.n_blocks, raster_n, band};
@@ -904,7 +905,8 @@ static void test_tail_split(void) {
  * and M split evenly into whole tiles per expert, the producer loads the first k-blocks of its
  * first tile with the even split's expert before the offsets arrive. Right guesses (balanced
  * counts) and wrong ones (uneven counts with M still a multiple of E x 128: the consumers drain
- * the guessed slots), one k-block (fewer than the guessed two), the tile widths of v2 (128, six
+ * the guessed slots), one and two k-blocks (fewer than the guessed three), three (the whole tile
+ * guessed: the producer looks for its next tile at once) and more, the tile widths of v2 (128, six
  * stages), v3 / v11 / v13 (256) and v4 (224), SiLU*mul, raster N, other bands, the map epilogue,
  * flags and PDL. Counts the launches with a guess and the CTAs whose guess was right and wrong,
  * so that the test cannot pass without both paths. */
