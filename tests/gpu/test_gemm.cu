@@ -82,7 +82,7 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   int64_t rows;
   if (pr->layout == XS_GEMM_GROUPED_CONTIG) {
     XT_CHECK(xs_gemm_contig_layout(offsets, pr->counts, E) == XS_OK);
-    rows = offsets[E];
+    rows = offsets[E] > pr->M ? offsets[E] : pr->M; /* M > 0: a buffer longer than the segments */
   } else {
     rows = (int64_t)pr->M * E;
   }
@@ -908,14 +908,17 @@ static void test_tail_split(void) {
  * the guessed slots), one and two k-blocks (fewer than the guessed three), three (the whole tile
  * guessed: the producer looks for its next tile at once) and more, the tile widths of v2 (128, six
  * stages), v3 / v11 / v13 (256) and v4 (224), SiLU*mul, raster N, other bands, the map epilogue,
- * flags and PDL. Counts the launches with a guess and the CTAs whose guess was right and wrong,
- * so that the test cannot pass without both paths. */
+ * flags and PDL, and a buffer longer than the segments (CTAs whose first tile has no rows, whose
+ * rows must stay untouched). Counts the launches with a guess and the CTAs whose guess was right
+ * and wrong, so that the test cannot pass without both paths. */
 static void test_contig_spec(void) {
   const int l0 = g_spec_launches, h0 = g_spec_hits, m0 = g_spec_misses;
   static const int32_t even[4] = {256, 256, 256, 256};
   static const int32_t uneven[4] = {512, 0, 256, 256}; /* m-blocks 2, 3: guess 1, owner 0 */
   static const int32_t last[4] = {0, 0, 0, 1024};      /* only m-blocks 6, 7 guessed right */
   static const int32_t tiny[8] = {128, 128, 128, 128, 128, 128, 128, 128};
+  static const int32_t part[4] = {128, 100, 128, 0}; /* 384 of a 1024-row buffer: m-blocks 3-7
+                                                         have no rows (the first tile's too) */
   const problem ps[] = {
       {XS_GEMM_GROUPED_CONTIG, 0, 520, 200, 4, even, 0},
       {XS_GEMM_GROUPED_CONTIG, 0, 520, 64, 4, even, 1},
@@ -923,6 +926,7 @@ static void test_contig_spec(void) {
       {XS_GEMM_GROUPED_CONTIG, 0, 528, 72, 4, uneven, 1},
       {XS_GEMM_GROUPED_CONTIG, 0, 1000, 136, 4, last, 0},
       {XS_GEMM_GROUPED_CONTIG, 0, 264, 64, 8, tiny, 1},
+      {XS_GEMM_GROUPED_CONTIG, 1024, 520, 200, 4, part, 0},
   };
   const xs_gemm_version vers[5] = {XS_GEMM_V3, XS_GEMM_V11, XS_GEMM_V13, XS_GEMM_V2, XS_GEMM_V4};
   const variant vs[5] = {
