@@ -157,10 +157,10 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
     const xs_gemm_version tv = t.version;
     const int family = (tv >= XS_GEMM_V2 && tv <= XS_GEMM_V6) || tv >= XS_GEMM_V11;
     if (pr->layout == XS_GEMM_GROUPED_CONTIG && family && !v->list && E <= 256) {
-      /* gemm.cu's grid (its band rule, restated) and each CTA's first tile from the host
-       * (sched.h xsg_first_tiles): which CTAs guess, and whether the offsets confirm it */
+      /* gemm.cu's grid (sched.h xsg_band) and each CTA's first tile from the host (sched.h
+       * xsg_first_tiles): which CTAs guess, and whether the offsets confirm it */
       const int raster_n = v->order == XS_GEMM_ORDER_RASTER_N;
-      const int band = v->swizzle ? v->swizzle : raster_n ? 8 : xsg_contig_band(t.m_blocks, E, 8);
+      const int band = xsg_band(v->swizzle, !raster_n, 0, 1, t.m_blocks, E);
       const xsg_grid grid = {1, t.m_blocks, t.n_blocks, raster_n, band};
       const int sms = v->ctas ? v->ctas : g_sms;
       const int ctas = sms < t.count ? sms : t.count;

@@ -248,6 +248,13 @@ static void test_v7_width(void) {
   XT_EQ_INT(xsg_contig_band(5, 64, 8), 1); /* fewer m-blocks than experts */
   XT_EQ_INT(xsg_contig_band(0, 8, 8), 8);  /* nothing to order */
   XT_EQ_INT(xsg_contig_band(32, 0, 8), 8);
+  XT_EQ_INT(xsg_band(3, 1, 1, 1, 32, 8), 3);      /* the caller's band wins */
+  XT_EQ_INT(xsg_band(0, 1, 0, 0, 32, 8), 8);      /* dense default */
+  XT_EQ_INT(xsg_band(0, 1, 1, 0, 32, 8), 16);     /* v10 raster M */
+  XT_EQ_INT(xsg_band(0, 0, 1, 0, 32, 8), 8);      /* v10 raster N */
+  XT_EQ_INT(xsg_band(0, 1, 0, 1, 32, 8), 4);      /* CONTIG raster M: one expert's m-blocks */
+  XT_EQ_INT(xsg_band(0, 0, 0, 1, 32, 8), 8);      /* CONTIG raster N or a list: the default */
+  XT_EQ_INT(xsg_band(0, 1, 1, 1, 640, 8), 16);    /* v10 CONTIG: capped at its default */
   for (int tiles = 1; tiles < 2000; tiles += 7) { /* never a busier CTA than sms CTAs give */
     const int c = xsg_v7_ctas(tiles, 132);
     XT_CHECK(c >= 1 && c <= 132 && xsg_cdiv(tiles, c) == xsg_cdiv(tiles, 132));

@@ -362,15 +362,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.grid.m_blocks = t.m_blocks;
   p.grid.n_blocks = t.n_blocks;
   p.grid.order = sched.order == XS_GEMM_ORDER_RASTER_N ? 1 : 0;
-  /* NOTE: v10's default raster-M band is 16 m-blocks of 64 rows, the 1024 rows of v3's default
-   * band of 8 x 128, so the A and B footprint of a band in L2 matches v3's. */
-  p.grid.swizzle = sched.swizzle ? sched.swizzle
-                   : t.version == XS_GEMM_V10 && sched.order == XS_GEMM_ORDER_RASTER_M ? 16
-                                                                                       : 8;
-  /* CONTIG: the default band holds one expert's m-blocks (sched.h xsg_contig_band). */
-  if (!sched.swizzle && a->layout == XS_GEMM_GROUPED_CONTIG &&
-      sched.order == XS_GEMM_ORDER_RASTER_M)
-    p.grid.swizzle = xsg_contig_band(t.m_blocks, a->experts, p.grid.swizzle);
+  p.grid.swizzle = xsg_band(sched.swizzle, sched.order == XS_GEMM_ORDER_RASTER_M,
+                            t.version == XS_GEMM_V10, a->layout == XS_GEMM_GROUPED_CONTIG,
+                            t.m_blocks, a->experts);
   p.layout = a->layout;
   p.M = a->M;
   p.N = a->N;

@@ -198,6 +198,17 @@ XSG_HD int xsg_contig_band(int m_blocks, int experts, int cap) {
   return per < 1 ? 1 : per > cap ? cap : per;
 }
 
+/* The raster band of a launch (gemm.cu; xsg_grid.swizzle): the caller's `swizzle`, or the
+ * default, 8 blocks. NOTE: v10's raster-M default is 16 m-blocks of 64 rows, the 1024 rows of
+ * v3's 8 x 128, so the A and B footprint of a band in L2 matches v3's. A CONTIG raster-M band
+ * holds one expert's m-blocks (xsg_contig_band). raster_m: the order is raster M (not raster N,
+ * not a caller's list). */
+XSG_HD int xsg_band(int swizzle, int raster_m, int v10, int contig, int m_blocks, int experts) {
+  if (swizzle) return swizzle;
+  const int dflt = v10 && raster_m ? 16 : 8;
+  return contig && raster_m ? xsg_contig_band(m_blocks, experts, dflt) : dflt;
+}
+
 /* A v7 CTA runs `streams` independent tile streams (one per consumer warpgroup). Stream s of
  * persistent CTA b (of `ctas`) takes positions xsg_stream_first(b, s, ctas), then every
  * streams * ctas further on: position k belongs to CTA k % ctas, stream (k / ctas) % streams.
