@@ -2,7 +2,7 @@
  *
  *   bench_gemm_probe --experts E --tokens T --N N --K K [--silu] [--rounds R] [--masked] [--graph]
  *                    [--delay NS] [--band B] [--lean] [--energy] [--hints] [--rotate W]
- *                    [--pre P] [--idle-us U]
+ *                    [--pre P] [--idle-us U] [--dirty-mb M] [--gaps]
  *
  * Balanced counts (T tokens for each of E experts), weights B[E, N, K], activations [E * T, K]
  * (CONTIG when T % 128 == 0 unless --masked; MASKED otherwise: the same buffer); --band B: the
@@ -45,6 +45,15 @@
  * GPU nearly idle: under its power cap, at a higher clock), for how the ratios move with the duty.
  * --window: the trace's means only over tiles that start in the middle 60 % of the launch (where
  * every CTA is busy, with or without --delay).
+ * --dirty-mb M: every timed launch alone, after a memset of M MiB (an L2 full of dirty lines, as
+ * a previous kernel's outputs leave it; with --idle-us, after the spin too).
+ * --gaps: instead of the timing, where a launch's time goes outside its CTAs (session 17): one
+ * thread's %globaltimer stamp, the launch, another stamp, on one stream, with L2 warm (the same
+ * launch before) or dirty (a 256 MiB memset before), then a 50 us spin before the first stamp
+ * (so the GPU never waits for the host); for the traced modes also the first CTA entry and the
+ * last CTA exit, so the time splits into before the CTAs, in them and after them. Rows: cuBLAS, an
+ * empty kernel of our launch's shape (grid, 384 threads, 227 KiB of dynamic shared memory, our
+ * parameter bytes), v3, v11 and v13 traced (medians of 30; %globaltimer ticks ~0.25 us here).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
 #define PROBE_NAME "gemm_probe"
@@ -52,26 +61,117 @@
 
 #include "gemm_probe_common.h"
 #include "kernels/gemm/gemm_internal.h"
+#include "xstage/ptx.cuh"
 #include "xstage/gemm.h"
+
+/* --gaps (session 17): see the header. */
+__global__ void probe_stamp(unsigned long long* t) {
+  t[0] = xs_globaltimer();
+}
+struct probe_shape_params { /* our Hopper kernels' parameter bytes: 3 maps, xsg_params, xsg_first */
+  unsigned char b[3 * sizeof(CUtensorMap) + sizeof(xsg_params) + sizeof(xsg_first)];
+};
+__global__ void __launch_bounds__(384, 1)
+    probe_empty(const __grid_constant__ probe_shape_params x, unsigned long long* t) {
+  if (threadIdx.x == 0 && x.b[7] == 0x5a) t[blockIdx.x] = xs_globaltimer(); /* never true */
+}
+template <class Cublas, class Ours>
+static int probe_gaps(Cublas& cublas, Ours& ours, unsigned long long* trace, size_t stride,
+                      int ctas) {
+  unsigned long long* g;
+  void* flush;
+  CK(cudaMalloc(&g, 16));
+  CK(cudaMalloc(&flush, 256u << 20));
+  const int smem = 232448;
+  CK(cudaFuncSetAttribute(probe_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  probe_shape_params x = {};
+  std::function<void()> empty = [&]() { probe_empty<<<ctas, 384, smem, probe_stream>>>(x, g); };
+  struct gap_row {
+    const char* name;
+    std::function<void()> fn;
+    int traced;
+  };
+  const gap_row rows[] = {{"cublas strided batched", cublas, 0},
+                          {"empty kernel, our shape", empty, 0},
+                          {"v3 traced", ours(5), 1},
+                          {"v11 traced", ours(8), 1},
+                          {"v13 traced", ours(7), 1}};
+  std::vector<unsigned long long> tr(stride * ctas);
+  printf("# gaps: %d CTAs; median us of 30 (stamp -> launch -> stamp on one stream)\n", ctas);
+  printf("  %-26s %-5s %8s %8s %8s %8s\n", "row", "L2", "total", "before", "in CTAs", "after");
+  for (int cold = 0; cold < 2; cold++)
+    for (const gap_row& r : rows) {
+      std::vector<double> tot, pre, in, post;
+      for (int i = 0; i < 30; i++) {
+        if (cold)
+          CK(cudaMemsetAsync(flush, i, 256u << 20, probe_stream));
+        else
+          r.fn();
+        if (xsg_bench_idle(50, probe_stream) != XS_OK) {
+          fprintf(stderr, "gemm_probe: %s\n", xs_last_error());
+          exit(1);
+        }
+        probe_stamp<<<1, 1, 0, probe_stream>>>(g);
+        r.fn();
+        probe_stamp<<<1, 1, 0, probe_stream>>>(g + 1);
+        CK(cudaStreamSynchronize(probe_stream));
+        unsigned long long h[2];
+        CK(cudaMemcpy(h, g, 16, cudaMemcpyDeviceToHost));
+        tot.push_back((h[1] - h[0]) / 1e3);
+        if (!r.traced) continue;
+        CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+        unsigned long long e0 = ~0ull, e1 = 0;
+        for (int c = 0; c < ctas; c++) {
+          e0 = std::min(e0, tr[c * stride + 1]);
+          e1 = std::max(e1, tr[c * stride + 3]);
+        }
+        pre.push_back(((double)e0 - (double)h[0]) / 1e3);
+        in.push_back(((double)e1 - (double)e0) / 1e3);
+        post.push_back(((double)h[1] - (double)e1) / 1e3);
+      }
+      auto med = [](std::vector<double> v) {
+        if (v.empty()) return (double)NAN;
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+      };
+      printf("  %-26s %-5s %8.2f %8.2f %8.2f %8.2f\n", r.name, cold ? "dirty" : "warm", med(tot),
+             med(pre), med(in), med(post));
+    }
+  cudaFree(g);
+  cudaFree(flush);
+  return 0;
+}
 
 int main(int argc, char** argv) {
   int E = 8, T = 512, N = 7168, K = 2048, silu = 0, rounds = 10, masked = 0, delay = 0, window = 0;
-  int band = 0, lean = 0, energy = 0, hints = 0, rotate = 1, pre = 0;
-  const probe_opt opts[] = {{"--experts", &E, 0},     {"--tokens", &T, 0},
-                            {"--N", &N, 0},           {"--K", &K, 0},
-                            {"--delay", &delay, 0},   {"--rounds", &rounds, 0},
-                            {"--window", &window, 1}, {"--silu", &silu, 1},
-                            {"--masked", &masked, 1}, {"--graph", &probe_graph, 1},
-                            {"--band", &band, 0},     {"--lean", &lean, 1},
-                            {"--energy", &energy, 1}, {"--hints", &hints, 1},
-                            {"--rotate", &rotate, 0}, {"--pre", &pre, 0},
-                            {"--idle-us", &probe_idle_us, 0}};
+  int band = 0, lean = 0, energy = 0, hints = 0, rotate = 1, pre = 0, gaps = 0;
+  const probe_opt opts[] = {{"--experts", &E, 0},
+                            {"--tokens", &T, 0},
+                            {"--N", &N, 0},
+                            {"--K", &K, 0},
+                            {"--delay", &delay, 0},
+                            {"--rounds", &rounds, 0},
+                            {"--window", &window, 1},
+                            {"--silu", &silu, 1},
+                            {"--masked", &masked, 1},
+                            {"--graph", &probe_graph, 1},
+                            {"--band", &band, 0},
+                            {"--lean", &lean, 1},
+                            {"--energy", &energy, 1},
+                            {"--hints", &hints, 1},
+                            {"--rotate", &rotate, 0},
+                            {"--pre", &pre, 0},
+                            {"--idle-us", &probe_idle_us, 0},
+                            {"--dirty-mb", &probe_dirty_mb, 0},
+                            {"--gaps", &gaps, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 1 || band < 0 || band > 64 ||
       rotate < 1 || rotate > 16 || pre < 0 || pre > 2 || probe_idle_us < 0 ||
-      probe_idle_us > 100000 || (probe_idle_us && probe_graph)) {
+      probe_idle_us > 100000 || probe_dirty_mb < 0 || probe_dirty_mb > 4096 ||
+      ((probe_idle_us || probe_dirty_mb) && probe_graph)) {
     fprintf(stderr, "gemm_probe: need E, T >= 1, N a multiple of 16, K of 8, rounds >= 1, band "
-                    "0..64, rotate 1..16, pre 0..2, idle-us 0..100000 (not with --graph)\n");
+                    "0..64, rotate 1..16, pre 0..2, idle-us 0..100000, dirty-mb 0..4096 (neither "
+                    "with --graph)\n");
     return 2;
   }
   probe_require_gpu();
@@ -208,6 +308,8 @@ int main(int argc, char** argv) {
           {"v3, none, 256 B", ours(0, 16, 4), {}}, {"v3, A last, 256 B", ours(0, 2, 4), {}},
           {"v3, none, 128 B", ours(0, 16, 3), {}}, {"v3, B first, 128 B", ours(0, 4, 3), {}},
           {"v11 (mode 1)", ours(1), {}},           {"v11, none, 256 B", ours(1, 16, 4), {}}};
+
+  if (gaps) return probe_gaps(cublas, ours, trace, stride, tl.count < sms ? tl.count : sms);
 
   const int iters = probe_time(rs, rounds);
   const double flops = 2.0 * rows * (double)N * K;

@@ -121,6 +121,10 @@ static cudaStream_t probe_stream = NULL;
 static int probe_graph = 0;
 static int probe_idle_us = 0; /* --idle-us: a low-power spin of this long after every launch
                                  (xsg_bench_idle, kernels/gemm/bench.h) */
+/* --dirty-mb M (session 17): every timed launch alone between two events, after a memset of M
+ * MiB (dirty lines filling L2, as a previous kernel's outputs leave it), and after --idle-us's
+ * spin if any: the launch starts with no line of its own in L2. */
+static int probe_dirty_mb = 0;
 
 /* Fills A (a_elems) and B (b_elems) with the hash (seeds 1 and 2), waits, creates probe_stream
  * and returns a cuBLAS handle on it (exits when cuBLAS cannot start). */
@@ -245,7 +249,10 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
     }
   /* --idle-us: each launch timed alone (an event pair around it), a low-power spin after it, so
    * the GPU runs below its power cap at a higher clock: how the rows' ratio moves with the duty */
-  std::vector<cudaEvent_t> ev(probe_idle_us > 0 ? 2 * iters : 0);
+  const int alone = probe_idle_us > 0 || probe_dirty_mb > 0;
+  void* dirty = NULL;
+  if (probe_dirty_mb > 0) CK(cudaMalloc(&dirty, (size_t)probe_dirty_mb << 20));
+  std::vector<cudaEvent_t> ev(alone ? 2 * iters : 0);
   for (cudaEvent_t& e : ev)
     CK(cudaEventCreate(&e));
   std::vector<int> order(n);
@@ -254,12 +261,14 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
     for (size_t j = 0; j < n; j++) {
       const size_t k = (size_t)order[j];
       probe_row& r = rs[k];
-      if (probe_idle_us > 0) {
+      if (alone) {
         for (int i = 0; i < iters; i++) {
+          if (dirty)
+            CK(cudaMemsetAsync(dirty, i & 0xff, (size_t)probe_dirty_mb << 20, probe_stream));
           CK(cudaEventRecord(ev[2 * i], probe_stream));
           r.run();
           CK(cudaEventRecord(ev[2 * i + 1], probe_stream));
-          if (xsg_bench_idle(probe_idle_us, probe_stream) != XS_OK) {
+          if (probe_idle_us > 0 && xsg_bench_idle(probe_idle_us, probe_stream) != XS_OK) {
             fprintf(stderr, PROBE_NAME ": %s\n", xs_last_error());
             exit(1);
           }
@@ -291,6 +300,7 @@ static inline int probe_time(std::vector<probe_row>& rs, int rounds) {
         r.host_us.push_back(std::chrono::duration<double, std::micro>(h1 - h0).count() / iters);
     }
   }
+  if (dirty) CK(cudaFree(dirty));
   for (cudaGraphExec_t g : graphs)
     if (g) CK(cudaGraphExecDestroy(g));
   for (cudaEvent_t e : ev)

@@ -1,7 +1,8 @@
 /* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
  *
- *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph] [--hints]
- *                       [--rotate W] [--idle-us U]
+ *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
+ * [--hints]
+ *                       [--rotate W] [--idle-us U] [--dirty-mb M]
  *
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
@@ -16,6 +17,7 @@
  *   v7 narrow, C ctas (even) 64-row tiles on the fewest CTAs that give every CTA an even count
  *   v7 traced                xsg_probe.v7_mode 1: %globaltimer stamps per CTA
  * --idle-us U: each timed launch alone, then a low-power spin of U us (gemm_probe.cu).
+ * --dirty-mb M: each timed launch alone after a memset of M MiB (gemm_probe.cu).
  * --hints: instead, cuBLAS and the library's v7 (B loads evict_first), and v7 with other L2 cache
  * policies on its TMA loads (xsg_probe.l2_hint = A's kind | B's kind << 2; 1 evict_first,
  * 2 evict_last, 3 evict_normal; 16 none at all, v7 before session 10). --rotate W: W copies of
@@ -45,13 +47,15 @@ int main(int argc, char** argv) {
                             {"--graph", &probe_graph, 1},
                             {"--hints", &hints, 1},
                             {"--rotate", &rotate, 0},
-                            {"--idle-us", &probe_idle_us, 0}};
+                            {"--idle-us", &probe_idle_us, 0},
+                            {"--dirty-mb", &probe_dirty_mb, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-  if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 ||
-      rotate < 1 || rotate > 16 || probe_idle_us < 0 || probe_idle_us > 100000 ||
-      (probe_idle_us && probe_graph)) {
+  if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 || rotate < 1 ||
+      rotate > 16 || probe_idle_us < 0 || probe_idle_us > 100000 || probe_dirty_mb < 0 ||
+      probe_dirty_mb > 4096 || ((probe_idle_us || probe_dirty_mb) && probe_graph)) {
     fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
-                    "rounds >= 3, rotate 1..16, idle-us 0..100000 (not with --graph)\n");
+                    "rounds >= 3, rotate 1..16, idle-us 0..100000, dirty-mb 0..4096 (neither with "
+                    "--graph)\n");
     return 2;
   }
   probe_require_gpu();
