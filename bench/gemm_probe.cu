@@ -82,7 +82,7 @@ static int probe_gaps(Cublas& cublas, Ours& ours, unsigned long long* trace, siz
   void* flush;
   CK(cudaMalloc(&g, 16));
   CK(cudaMalloc(&flush, 256u << 20));
-  const int smem = 232448;
+  const int smem = xsg_hopper_smem_bytes(256); /* v3's, v11's and v13's */
   CK(cudaFuncSetAttribute(probe_empty, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   probe_shape_params x = {};
   std::function<void()> empty = [&]() { probe_empty<<<ctas, 384, smem, probe_stream>>>(x, g); };
@@ -129,11 +129,7 @@ static int probe_gaps(Cublas& cublas, Ours& ours, unsigned long long* trace, siz
         in.push_back(((double)e1 - (double)e0) / 1e3);
         post.push_back(((double)h[1] - (double)e1) / 1e3);
       }
-      auto med = [](std::vector<double> v) {
-        if (v.empty()) return (double)NAN;
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-      };
+      auto med = [](const std::vector<double>& v) { return v.empty() ? NAN : probe_median(v); };
       printf("  %-26s %-5s %8.2f %8.2f %8.2f %8.2f\n", r.name, cold ? "dirty" : "warm", med(tot),
              med(pre), med(in), med(post));
     }
