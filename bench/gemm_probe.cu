@@ -12,7 +12,9 @@
  * probe_energy); --hints: time only
  * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
  * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
- * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10.
+ * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10,
+ * "A last, 128 B" (more than one wave) and "B first, 128 B" (one wave) its choice where each
+ * expert's weights are read once from session 10 to 16.
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed
  * in interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS / row,
@@ -300,10 +302,17 @@ int main(int argc, char** argv) {
   /* xsg_params.l2_hint: A's kind | B's kind << 2 (1 first, 2 last; 16: no policy); promo: the
    * maps' L2 promotion (xsg_probe.l2_promo: 3 128 B, 4 256 B; 0 the library's) */
   if (hints)
-    rs = {{"cublas strided batched", cublas, {}},  {"v3", ours(0), {}},
-          {"v3, none, 256 B", ours(0, 16, 4), {}}, {"v3, A last, 256 B", ours(0, 2, 4), {}},
-          {"v3, none, 128 B", ours(0, 16, 3), {}}, {"v3, B first, 128 B", ours(0, 4, 3), {}},
-          {"v11 (mode 1)", ours(1), {}},           {"v11, none, 256 B", ours(1, 16, 4), {}}};
+    rs = {{"cublas strided batched", cublas, {}},
+          {"v3", ours(0), {}},
+          {"v3, none, 256 B", ours(0, 16, 4), {}},
+          {"v3, A last, 256 B", ours(0, 2, 4), {}},
+          {"v3, none, 128 B", ours(0, 16, 3), {}},
+          {"v3, B first, 128 B", ours(0, 4, 3), {}},
+          {"v3, B first, 256 B", ours(0, 4, 4), {}},
+          {"v3, A last, 128 B", ours(0, 2, 3), {}},
+          {"v11 (mode 1)", ours(1), {}},
+          {"v11, none, 256 B", ours(1, 16, 4), {}},
+          {"v11, A last, 128 B", ours(1, 2, 3), {}}};
 
   if (gaps) return probe_gaps(cublas, ours, trace, stride, tl.count < sms ? tl.count : sms);
 
