@@ -416,9 +416,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
    * weights evict_first when every tile fits in one wave, else keep the tokens evict_last
    * (B evict_first cost up to 3.6 % at E=16-32 on the long-K shapes) (src/kernels/gemm/
    * README.md, "Tuning round 16"); since session 17 with 256-byte promotion, not 128 (round
-   * 23: 1.4-3.9 % less time at E=8 and 0.7-2.6 % at E=64 with the weights rotated and at the
-   * full clock; back to back on the same weights 1-3 % more on DeepSeek-V3's E=64 shapes). The
-   * probe may override either. */
+   * 23: 1.4-4.2 % less time at E=8 and 0.7-2.5 % at E=64 with the weights rotated and at the
+   * full clock; back to back on the same weights 1.1-2.8 % more on DeepSeek-V3's E=64 shapes).
+   * The probe may override either. */
   const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
                      t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
                      t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
