@@ -264,12 +264,11 @@ xs_result get_encode(encode_fn* out) {
 }
 
 /* A bf16 tensor map of `rank` dimensions (dims, byte strides of dims 1.., box), 128B swizzle, L2
- * promotion of 256 bytes, which the probe may override (xsg_probe.l2_promo). Since session 17
- * every map promotes 256 bytes (the 128-row kernels' 128 bytes where each expert's weights are
- * read once measured slower in most regimes: src/kernels/gemm/README.md, "Tuning round 23").
- * `what` and the first three dims name the tensor in the error. */
+ * promotion `promo` (the table's index: 0 256 B, the default; 3 128 B), which the probe may
+ * override (xsg_probe.l2_promo). `what` and the first three dims name the tensor in the error. */
 xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64_t* dims,
-                      const cuuint64_t* strides, const cuuint32_t* box, const char* what) {
+                      const cuuint64_t* strides, const cuuint32_t* box, const char* what,
+                      int promo = 0) {
   encode_fn enc = NULL;
   XSI_CHECK(get_encode(&enc));
   const cuuint32_t elem[5] = {1, 1, 1, 1, 1};
@@ -277,7 +276,9 @@ xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_L2_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B};
-  const int pi = xsg_probe.l2_promo >= 1 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo : 0;
+  const int pi = xsg_probe.l2_promo >= 1 && xsg_probe.l2_promo <= 4 ? xsg_probe.l2_promo
+                 : promo >= 0 && promo <= 4                       ? promo
+                                                                  : 0;
   const CUresult r = enc(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, (cuuint32_t)rank, (void*)base, dims,
                          strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
                          CU_TENSOR_MAP_SWIZZLE_128B, promos[pi], CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -288,13 +289,14 @@ xs_result encode_bf16(CUtensorMap* m, const void* base, int rank, const cuuint64
   return XS_OK;
 }
 
-/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1} (encode_bf16). */
+/* A 3-D bf16 tensor map {inner, rows, batch} with a box {64, box_rows, 1}, 128B swizzle and L2
+ * promotion `promo` (encode_bf16). */
 xs_result make_map(CUtensorMap* m, const void* base, int64_t inner, int64_t rows, int64_t batch,
-                   int box_rows, const char* what) {
+                   int box_rows, const char* what, int promo = 0) {
   const cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)rows, (cuuint64_t)batch};
   const cuuint64_t strides[2] = {(cuuint64_t)inner * 2, (cuuint64_t)(inner * rows * 2)};
   const cuuint32_t box[3] = {64, (cuuint32_t)box_rows, 1};
-  return encode_bf16(m, base, 3, dims, strides, box, what);
+  return encode_bf16(m, base, 3, dims, strides, box, what, promo);
 }
 
 /* v7's narrow SiLU*mul tile: B [batch][N = 2I rows][K] as the 5-D tensor {K, 8 rows, gate | up,
@@ -413,19 +415,21 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
    * on 9 of 12 cases and 0.1-1.3 % more on the other 3 (E=64); with 64-token tiles 0.1-5.9 %
    * less at E=8 but 5-7 % more at E=64, so it loads without a policy there. Where each
    * expert's weights are read once (128 tokens per expert) the 128-row kernels stream the
-   * weights evict_first when every tile fits in one wave, else keep the tokens evict_last
-   * (B evict_first cost up to 3.6 % at E=16-32 on the long-K shapes) (src/kernels/gemm/
-   * README.md, "Tuning round 16"); since session 17 with 256-byte promotion, not 128 (round
-   * 23: 1.4-4.2 % less time at E=8 and 0.7-2.5 % at E=64 with the weights rotated and at the
-   * full clock; back to back on the same weights 1.1-2.8 % more on DeepSeek-V3's E=64 shapes).
-   * The probe may override either. */
+   * weights evict_first with 256-byte lines when every tile fits in one wave (session 17: 1.4-4.8
+   * % less time than with 128-byte lines at E=8 in every regime), else keep the tokens evict_last
+   * with 128-byte lines (E=64: 1.0-4.6 % less than no policy; B evict_first there cost up to 3.6
+   * % at E=16-32 on the long-K shapes; 256-byte lines there measured from 4 % slower to 2.5 %
+   * faster depending on the GPU, layout and regime) (src/kernels/gemm/README.md, "Tuning rounds
+   * 16 and 23"). The probe may override either. */
   const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
                      t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
                      t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
                      t.version == XS_GEMM_V12 || t.version == XS_GEMM_V13;
+  int promo128 = 0;
   p.l2_hint = xsg_l2_choice(t.version == XS_GEMM_V7, hopper, t.tile_m, (int)a->layout, a->M,
-                            a->experts, t.count, dev.sms);
+                            a->experts, t.count, dev.sms, &promo128);
   if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
+  const int promo = promo128 ? 3 : 0; /* encode_bf16's table: 3 = 128 B, 0 = 256 B */
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
   if (ctas > p.positions) ctas = p.positions;
   if (t.version == XS_GEMM_V7 && !sched.max_ctas) ctas = xsg_v7_ctas(p.positions, dev.sms);
@@ -492,8 +496,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     }
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
-    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A"));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B"));
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A", promo));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B", promo));
     /* v4 and v6 store with 16-byte stores and v12 straight from registers: no C map (v5 with
      * SiLU needs none either: its map is built but not used). */
     if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6 &&

@@ -100,8 +100,8 @@ typedef struct xsg_probe_t {
   int delay_ns; /* modes 5, 8: odd CTAs' producers wait this long before their first load, so
                    that half the CTAs reach their tile boundaries out of step with the others */
   int v7_mode;  /* 1: v7 launches write XSG_V7_TRACE words per CTA into trace */
-  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B since session 17; 128 B
-                   before where sched.h xsg_l2_choice said), 1 none, 2 64 B, 3 128 B, 4 256 B */
+  int l2_promo; /* tensor maps' L2 promotion: 0 the library's (256 B, or 128 B where
+                   sched.h xsg_l2_choice says), 1 none, 2 64 B, 3 128 B, 4 256 B */
   int v7_width; /* v7's B rows per tile: 0 the library's rule (sched.h xsg_v7_width), 64, 128 */
   int v7_split; /* v7's split tile: 0 the library's choice, 1 never, 2 always (when possible) */
   int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy

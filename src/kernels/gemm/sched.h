@@ -129,18 +129,21 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
 }
 
 /* The library's L2 policy for a launch: xsg_params.l2_hint (A's kind | B's kind << 2: 1
- * evict_first, 2 evict_last). v7 (v7 = 1) with tiles of <= 32 tokens streams its weights
- * evict_first. The 128-row kernels (v2-v6, v11-v13: hopper = 1), when each expert's weights are
- * read once (xsg_weights_once), stream the weights evict_first when all `tiles` fit in one wave
- * on `sms` SMs, else keep the tokens evict_last. Everything else loads with no policy. Every
- * tensor map promotes 256-byte L2 lines (gemm.cu encode_bf16; until session 17 the weights-once
- * launches promoted 128 bytes). Measured on the H200 (bench_gemm_probe[_v7] --hints): the
- * README's rounds 16 and 23. */
+ * evict_first, 2 evict_last) and *promo128 (1: the A and B tensor maps promote 128-byte L2
+ * lines, 0: 256 bytes). v7 (v7 = 1) with tiles of <= 32 tokens streams its weights evict_first.
+ * The 128-row kernels (v2-v6, v11-v13: hopper = 1), when each expert's weights are read once
+ * (xsg_weights_once), stream the weights evict_first with 256-byte lines when all `tiles` fit in
+ * one wave on `sms` SMs (128-byte lines until session 17), else keep the tokens evict_last with
+ * 128-byte lines. Everything else loads with no policy and 256-byte promotion. Measured on the
+ * H200 (bench_gemm_probe[_v7] --hints): the README's rounds 16 and 23. */
 XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, int experts,
-                         int64_t tiles, int sms) {
+                         int64_t tiles, int sms, int* promo128) {
+  *promo128 = 0;
   if (v7) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
-  if (hopper && xsg_weights_once(layout, M, experts))
+  if (hopper && xsg_weights_once(layout, M, experts)) {
+    *promo128 = tiles > sms;
     return tiles <= sms ? XSG_L2_EVICT_FIRST << 2 : XSG_L2_EVICT_LAST;
+  }
   return 0;
 }
 
