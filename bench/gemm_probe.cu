@@ -12,9 +12,9 @@
  * probe_energy); --hints: time only
  * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
  * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
- * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10,
- * "A last, 128 B" (more than one wave) and "B first, 128 B" (one wave) its choice where each
- * expert's weights are read once from session 10 to 16.
+ * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10;
+ * where each expert's weights are read once its choice is "B first, 256 B" in one wave ("B
+ * first, 128 B" from session 10 to 16) and "A last, 128 B" beyond one wave.
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed
  * in interleaved rounds, the order shuffled per round (median ms per launch; ratio = cuBLAS / row,
