@@ -101,11 +101,11 @@ static int probe_gaps(Cublas& cublas, Ours& ours, unsigned long long* trace, siz
   std::vector<unsigned long long> tr(stride * ctas);
   printf("# gaps: %d CTAs; median us of 30 (stamp -> launch -> stamp on one stream)\n", ctas);
   printf("  %-26s %-5s %8s %8s %8s %8s\n", "row", "L2", "total", "before", "in CTAs", "after");
-  for (int cold = 0; cold < 2; cold++)
+  for (int dirty = 0; dirty < 2; dirty++)
     for (const gap_row& r : rows) {
       std::vector<double> tot, pre, in, post;
       for (int i = 0; i < 30; i++) {
-        if (cold)
+        if (dirty)
           CK(cudaMemsetAsync(flush, i, 256u << 20, probe_stream));
         else
           r.fn();
@@ -132,7 +132,7 @@ static int probe_gaps(Cublas& cublas, Ours& ours, unsigned long long* trace, siz
         post.push_back(((double)h[1] - (double)e1) / 1e3);
       }
       auto med = [](const std::vector<double>& v) { return v.empty() ? NAN : probe_median(v); };
-      printf("  %-26s %-5s %8.2f %8.2f %8.2f %8.2f\n", r.name, cold ? "dirty" : "warm", med(tot),
+      printf("  %-26s %-5s %8.2f %8.2f %8.2f %8.2f\n", r.name, dirty ? "dirty" : "warm", med(tot),
              med(pre), med(in), med(post));
     }
   cudaFree(g);

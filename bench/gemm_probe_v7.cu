@@ -1,8 +1,7 @@
 /* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
- * [--hints]
- *                       [--rotate W] [--idle-us U] [--dirty-mb M]
+ *                       [--hints] [--rotate W] [--idle-us U] [--dirty-mb M]
  *
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;

@@ -141,8 +141,9 @@ XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, 
   *promo128 = 0;
   if (v7) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
   if (hopper && xsg_weights_once(layout, M, experts)) {
-    *promo128 = tiles > sms;
-    return tiles <= sms ? XSG_L2_EVICT_FIRST << 2 : XSG_L2_EVICT_LAST;
+    const int one_wave = tiles <= sms;
+    *promo128 = !one_wave;
+    return one_wave ? XSG_L2_EVICT_FIRST << 2 : XSG_L2_EVICT_LAST;
   }
   return 0;
 }
