@@ -1,4 +1,4 @@
-/* cmd_model.c — `xstage model fit | predict | explain | plot`: the X-Stage model from the
+/* cmd_model.c — `xstage model fit | check | predict | explain | plot`: the X-Stage model from the
  * command line (docs/model.md). */
 #include "cli/model_cli.h"
 
@@ -215,6 +215,163 @@ static int model_fit(int argc, char** argv) {
   return 0;
 }
 
+/* ----------------------------------------------------------------------- model check ----- */
+
+/* Rows of the dataset to use: all (NULL) or those of one transport (ok[i] = 1). */
+static uint8_t* transport_mask(const xs_dataset* d, const char* transport, size_t* used) {
+  size_t n = xs_dataset_size(d);
+  const xs_sample* S = xs_dataset_samples(d);
+  uint8_t* m = calloc(n + 1, 1);
+  if (!m) return NULL;
+  *used = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!transport || strcmp(S[i].transport, transport) == 0) m[i] = 1, (*used)++;
+  return m;
+}
+
+/* `xstage model check <csv> --profile P`: how well a profile (an embedded one, or one fitted on
+ * another machine or day) predicts measurements it was not fitted to: both predictors' errors
+ * per burst, near the transition and per point; with --refit also a profile fitted to this CSV,
+ * both scored on the same held-out rows, so the user sees what recalibrating would gain. */
+static int model_check(int argc, char** argv) {
+  static cli_opt opts[] = {
+      {"profile", "FILE|NAME", "the profile to check (default h200-host)", NULL},
+      {"transport", "T", "use only rows of this transport (default: all)", NULL},
+      {"refit", NULL,
+       "also fit this CSV (held-out split) and score both profiles on its "
+       "held-out rows",
+       NULL},
+      {"holdout", "F", "--refit: share of (K,V,G) configurations held out (default 0.2)", NULL},
+      {"seed", "N", "--refit: seed of the held-out draw (default 12345)", NULL},
+      {"json", NULL, "print the report as JSON", NULL},
+  };
+  cli_cmd c = CLI_CMD("model check", "score a profile's predictions on a measurement CSV", "<csv>",
+                      opts, 1, 1);
+  int rc = cli_parse(&c, argc, argv);
+  if (rc >= 0) return rc;
+  int json = cli_flag(&c, "json"), refit = cli_flag(&c, "refit");
+  xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
+  double seed;
+  if (cli_get_double(&c, "holdout", 0.2, 0.05, 0.9, &o.holdout_fraction) ||
+      cli_get_double(&c, "seed", 12345, 0, 9007199254740992.0, &seed))
+    return 2;
+  o.seed = (uint64_t)seed;
+  o.transport = cli_get_str(&c, "transport", NULL);
+  xs_link_profile p;
+  if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &p)) return 1;
+  xs_dataset* d = NULL;
+  xs_result r = xs_dataset_load(&d, c.pos[0]);
+  if (r != XS_OK) return cli_fail(&c, r, "cannot load the measurements");
+  size_t n = xs_dataset_size(d), used = 0;
+  const xs_sample* S = xs_dataset_samples(d);
+  uint8_t* use = transport_mask(d, o.transport, &used);
+  uint8_t* tr = calloc(n + 1, 1);
+  uint8_t* hold = calloc(n + 1, 1);
+  uint8_t* both = calloc(n + 1, 1);
+  xs_link_profile q = XS_LINK_PROFILE_INITIALIZER;
+  xs_fit_report frep;
+  memset(&frep, 0, sizeof frep);
+  enum { ALL, TRANS, POINTS, H_P, H_Q, HP_P, HP_Q, NST };
+  xs_error_stats fl[NST], cl[NST];
+  memset(fl, 0, sizeof fl);
+  memset(cl, 0, sizeof cl);
+  if (!use || !tr || !hold || !both) {
+    r = XS_ERR_NO_MEMORY;
+    goto done;
+  }
+  if (used == 0) {
+    xs_dataset_destroy(d);
+    free(use), free(tr), free(hold), free(both);
+    fprintf(stderr, "xstage %s: %s: no rows of transport '%s'\n", c.name, c.pos[0], o.transport);
+    return 1;
+  }
+  /* transition rows: G within +-50% of the smallest free gap of the CHECKED profile (the
+   * definition of the fit report's, xs_model_fit) */
+  for (size_t i = 0; i < n; i++) {
+    double g = 0;
+    if (use[i] && xs_plan_min_free_gap(&g, &p, S[i].K, S[i].V) == XS_OK && isfinite(g) && g > 0 &&
+        fabs(S[i].G - g) <= 0.5 * g)
+      tr[i] = 1;
+  }
+  cli_progress("scoring the profile", 0.0);
+  if ((r = xs_model_evaluate(&fl[ALL], &cl[ALL], d, &p, use, 1)) != XS_OK ||
+      (r = xs_model_evaluate(&fl[TRANS], &cl[TRANS], d, &p, tr, 1)) != XS_OK ||
+      (r = xs_model_evaluate_points(&fl[POINTS], &cl[POINTS], d, &p, use, 1)) != XS_OK)
+    goto done;
+  if (refit) {
+    cli_progress("fitting this CSV (--refit)", 0.5);
+    snprintf(q.method, sizeof q.method, "xstage model check --refit %.100s", c.pos[0]);
+    snprintf(q.device, sizeof q.device, "the CSV's machine");
+    if ((r = xs_model_fit(&q, &frep, hold, d, &o)) != XS_OK) goto done;
+    for (size_t i = 0; i < n; i++)
+      both[i] = use[i] && hold[i];
+    if ((r = xs_model_evaluate(&fl[H_P], &cl[H_P], d, &p, both, 1)) != XS_OK ||
+        (r = xs_model_evaluate(&fl[H_Q], &cl[H_Q], d, &q, both, 1)) != XS_OK ||
+        (r = xs_model_evaluate_points(&fl[HP_P], &cl[HP_P], d, &p, both, 1)) != XS_OK ||
+        (r = xs_model_evaluate_points(&fl[HP_Q], &cl[HP_Q], d, &q, both, 1)) != XS_OK)
+      goto done;
+  }
+done:
+  cli_progress_done();
+  xs_dataset_destroy(d);
+  free(use), free(tr), free(hold), free(both);
+  if (r != XS_OK) return cli_fail(&c, r, "cannot score the profile");
+  /* the host path's accuracy targets (docs/measurements.md), on the fluid model per burst */
+  int met = fl[ALL].median <= 0.05 && fl[ALL].p90 <= 0.15;
+  static const char* key[NST] = {
+      "rows",           "transition_rows",     "points", "holdout_rows", "holdout_rows_refit",
+      "holdout_points", "holdout_points_refit"};
+  static const char* what[NST] = {"all rows", "rows near transition", "all points", "held-out rows",
+                                  "  refit",  "held-out points",      "  refit"};
+  int nst = refit ? NST : H_P;
+  if (json) {
+    char* js = NULL;
+    if (xs_profile_to_json(&js, &p) != XS_OK) return cli_fail(&c, XS_ERR_NO_MEMORY, "JSON");
+    printf("{\n  \"csv\": \"");
+    for (const char* ch = c.pos[0]; *ch; ch++) /* a path as a JSON string */
+      if (*ch == '"' || *ch == '\\')
+        printf("\\%c", *ch);
+      else if ((unsigned char)*ch < 0x20)
+        printf("\\u%04x", (unsigned)*ch);
+      else
+        putchar(*ch);
+    printf("\", \"rows\": %zu,\n  \"profile\": %s,\n", used, js);
+    free(js);
+    printf("  \"fluid_meets_host_targets\": %s,\n", met ? "true" : "false");
+    if (refit)
+      printf("  \"refit\": {\"R\": %.6g, \"n_fit\": %zu, \"n_holdout\": %zu},\n", q.R, frep.n_fit,
+             frep.n_holdout);
+    for (int k = 0; k < nst; k++) {
+      char name[64];
+      snprintf(name, sizeof name, "fluid_%s", key[k]);
+      stats_json(name, &fl[k], 0);
+      snprintf(name, sizeof name, "closed_%s", key[k]);
+      stats_json(name, &cl[k], k == nst - 1);
+    }
+    printf("}\n");
+    return 0;
+  }
+  mcli_describe(stdout, "profile", &p);
+  printf("data: %s, %zu rows%s%s\n", c.pos[0], used, o.transport ? " of transport " : "",
+         o.transport ? o.transport : "");
+  if (refit) mcli_describe(stdout, "refit of this CSV", &q);
+  printf("\nrelative error |pred - meas| / meas   ------ fluid model ------   ------ closed form "
+         "-----\n");
+  printf("  %-22s %6s  %8s %8s %8s   %8s %8s %8s\n", "", "n", "median", "p90", "max", "median",
+         "p90", "max");
+  for (int k = 0; k < nst; k++)
+    stats_row(what[k], &fl[k], &cl[k]);
+  printf("(transition: G within +-50%% of the profile's smallest free gap for the row's K and V; "
+         "points: the total issue time of each (K, V, G) sequence%s)\n",
+         refit ? "; refit: a profile fitted to this CSV's other rows, scored on the same "
+                 "held-out rows"
+               : "");
+  printf("fluid model per burst: median %.1f%%, p90 %.1f%%: %s the host path's targets "
+         "(median <= 5%%, p90 <= 15%%)\n",
+         100 * fl[ALL].median, 100 * fl[ALL].p90, met ? "meets" : "MISSES");
+  return 0;
+}
+
 /* --------------------------------------------------------------------- model predict ----- */
 
 static int parse_seq(const cli_cmd* c, const char* s, xs_burst* b, int max, int* n) {
@@ -356,8 +513,9 @@ static int model_predict(int argc, char** argv, int explain) {
 
 int cmd_model(int argc, char** argv) {
   static const char* usage =
-      "usage: xstage model <fit|predict|explain|plot> [options]   (--help on each)\n"
+      "usage: xstage model <fit|check|predict|explain|plot> [options]   (--help on each)\n"
       "  fit <csv> -o profile.json   fit a link profile to measurements\n"
+      "  check <csv> --profile P     score a profile's predictions on measurements\n"
       "  predict                     per-burst issue times and the steady state\n"
       "  explain                     the regime of periodic bursts, in words\n"
       "  plot [<csv>] -o f.svg       measurements and both predictors against the gap\n";
@@ -380,6 +538,8 @@ int cmd_model(int argc, char** argv) {
     rc = model_predict(argc - 1, a, 1);
   else if (!strcmp(argv[0], "plot"))
     rc = mcli_plot(argc - 1, a);
+  else if (!strcmp(argv[0], "check"))
+    rc = model_check(argc - 1, a);
   else {
     fprintf(stderr, "xstage model: unknown subcommand '%s'\n%s", argv[0], usage);
     rc = 2;

@@ -89,6 +89,63 @@ static void test_fit_cli(void) {
   XT_CHECK(!leftovers());
 }
 
+/* `model check`: usage and data errors, and the scores equal to the library's on the same data
+ * (a profile that did not make the data scores badly; a refit of the data scores well). */
+static void test_check_cli(void) {
+  XT_EQ_INT(xs("model check"), 2); /* no CSV */
+  XT_EQ_INT(xs("model check good.csv --holdout 0.01 --refit"), 2);
+  XT_EQ_INT(xs("model check missing.csv"), 1);
+  XT_EQ_INT(xs("model check good.csv --profile nothere.json"), 1);
+  put("bad.csv", "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns\nhost,4,1024,0,0,100\nhost,0,"
+                 "1024,0,0,100\n");
+  XT_EQ_INT(xs("model check bad.csv"), 1);
+  XT_CHECK_MSG(strstr(g_out, "bad.csv:3: field 'K'") != NULL, "%s", g_out);
+  XT_EQ_INT(xs("model check good.csv --transport nvlink"), 1);
+  XT_CHECK_MSG(strstr(g_out, "no rows of transport 'nvlink'") != NULL, "%s", g_out);
+  XT_EQ_INT(xs("model check good.csv --profile h200-nvlink"), 0);
+  XT_CHECK(strstr(g_out, "all points") && strstr(g_out, "MISSES"));
+  /* the JSON's numbers are the library's */
+  XT_EQ_INT(xs_json("model check good.csv --profile h200-host --json"), 0);
+  xsi_json* js = NULL;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  const xsi_json* fr = js ? xsi_json_get(js, "fluid_rows") : NULL;
+  const xsi_json* cp = js ? xsi_json_get(js, "closed_points") : NULL;
+  double med = -1, n = -1, cmed = -1;
+  XT_CHECK(fr && xsi_json_get_number(&med, fr, "median", 0, "json") == XS_OK &&
+           xsi_json_get_number(&n, fr, "n", 0, "json") == XS_OK);
+  XT_CHECK(cp && xsi_json_get_number(&cmed, cp, "median", 0, "json") == XS_OK);
+  XT_CHECK(js && xsi_json_get(js, "profile") && !xsi_json_get(js, "fluid_holdout_rows_refit"));
+  xsi_json_free(js);
+  char path[512];
+  snprintf(path, sizeof path, "%s/good.csv", g_dir);
+  xs_dataset* d = NULL;
+  xs_link_profile h;
+  xs_error_stats f, c, fp, cpt;
+  XT_CHECK(xs_dataset_load(&d, path) == XS_OK && xs_profile_default(&h, "h200-host") == XS_OK);
+  XT_CHECK(xs_model_evaluate(&f, &c, d, &h, NULL, 0) == XS_OK);
+  XT_CHECK(xs_model_evaluate_points(&fp, &cpt, d, &h, NULL, 0) == XS_OK);
+  XT_EQ_INT((long)n, (long)xs_dataset_size(d));
+  XT_NEAR(med, f.median, 1e-5);
+  XT_NEAR(cmed, cpt.median, 1e-5);
+  xs_dataset_destroy(d);
+  /* --refit: both profiles on the same held-out rows; the synthetic data's own fit is far better
+   * than the measured h200-host profile, which did not generate it */
+  XT_EQ_INT(xs_json("model check good.csv --refit --seed 3 --json"), 0);
+  js = NULL;
+  XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
+  const xsi_json* a = js ? xsi_json_get(js, "fluid_holdout_rows") : NULL;
+  const xsi_json* b = js ? xsi_json_get(js, "fluid_holdout_rows_refit") : NULL;
+  double na = 0, nb = -1, ma = 0, mb = 1;
+  XT_CHECK(a && b && xsi_json_get_number(&na, a, "n", 0, "json") == XS_OK &&
+           xsi_json_get_number(&nb, b, "n", 0, "json") == XS_OK &&
+           xsi_json_get_number(&ma, a, "median", 0, "json") == XS_OK &&
+           xsi_json_get_number(&mb, b, "median", 0, "json") == XS_OK);
+  XT_CHECK(na > 0 && na == nb);
+  XT_CHECK_MSG(mb < 0.03 && ma > 2 * mb, "held-out median: checked %g, refit %g", ma, mb);
+  xsi_json_free(js);
+  XT_CHECK(!leftovers());
+}
+
 static void test_predict_cli(void) {
   XT_EQ_INT(xs("model predict --K 0"), 2);
   XT_EQ_INT(xs("model predict --V abc"), 2);
@@ -167,6 +224,7 @@ int main(int argc, char** argv) {
   snprintf(cmd, sizeof cmd, "cp data/h200-host-synthetic.csv %s/good.csv", g_dir);
   if (system(cmd) != 0) XT_SKIP("data/h200-host-synthetic.csv not found (run from the source dir)");
   XT_RUN(test_fit_cli);
+  XT_RUN(test_check_cli);
   XT_RUN(test_predict_cli);
   XT_RUN(test_plan_run_cli);
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
