@@ -414,12 +414,16 @@ typedef struct xs_calib_config {
   const char* method;            /* the profile's `method` (command line); NULL: a default */
   xs_calib_progress_fn progress; /* may be NULL; called from the calling thread */
   void* progress_arg;
+  /* may be NULL: a profile to score beside the fit on the same held-out rows (an embedded one,
+   * or an earlier calibration's): xs_calib_report.ref_* say whether it predicts this machine's
+   * held-out measurements as well as their own fit does */
+  const xs_link_profile* reference;
 } xs_calib_config;
 
 #define XS_CALIB_CONFIG_INITIALIZER                                                                \
   {                                                                                                \
     sizeof(xs_calib_config), 0, {XS_TARGET_HOST, -1}, XS_CALIB_QUICK, NULL, XS_FLAVOUR_ST,         \
-        XS_GAP_FMA, XS_SYNC_CLOCK, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL                           \
+        XS_GAP_FMA, XS_SYNC_CLOCK, 0.2, 12345u, 0.0, 1, NULL, NULL, NULL, NULL                     \
   }
 
 #define XS_CALIB_MAX_PAIRS 32
@@ -480,6 +484,12 @@ typedef struct xs_calib_report {
   double repeat_V, repeat_G;
   double fma_iters_per_ns, timer_res_ns;
   char csv_path[512], profile_path[512], svg_path[512]; /* "" when not written */
+  /* the reference profile (xs_calib_config.reference) scored on the fit's held-out rows and
+   * points: the same rows as fit.fluid_holdout / fit.fluid_point_holdout; ref_scored = 0 when
+   * there was none */
+  int ref_scored;
+  xs_error_stats ref_fluid_holdout, ref_closed_holdout;
+  xs_error_stats ref_fluid_point_holdout, ref_closed_point_holdout;
 } xs_calib_report;
 
 /* ---------------------------------------------------- analysis of measured rows ----- */
@@ -513,6 +523,13 @@ xs_result xs_calib_transitions(xs_calib_transition* out, int cap, int* n, int* w
 xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
                            xs_calib_row** med, size_t* nmed, const xs_calib_row* rows, size_t n,
                            const char* transport, double holdout_fraction, uint64_t seed);
+
+/* The same, also scoring `reference` (may be NULL) on the fit's held-out rows and points
+ * (rep->ref_*). */
+xs_result xs_calib_analyse_ref(xs_link_profile* profile, xs_calib_report* rep,
+                               xs_calib_row** med, size_t* nmed, const xs_calib_row* rows,
+                               size_t n, const char* transport, double holdout_fraction,
+                               uint64_t seed, const xs_link_profile* reference);
 
 /* Measure, fit and write (see the top of this file). *profile gets the fitted profile
  * (calibrated = 1, device, transport, flavour, date, method set). report may be NULL.

@@ -2,6 +2,7 @@
  * fit the model on 80% of the configurations, report the held-out error of the fluid model and
  * of the closed form side by side, and write CSV + profile JSON + SVG (docs/calibration.md). */
 #include "cli/cli.h"
+#include "cli/model_cli.h"
 #include "core/strbuf.h"
 
 #include <math.h>
@@ -36,6 +37,10 @@ static cli_opt g_opts[] = {
     {"budget-s", "S",
      "GPU-time budget of the plan (default 60 quick, 300 full); the run stops "
      "at 1.5x it",
+     NULL},
+    {"compare", "FILE|NAME",
+     "also score this profile (an embedded one, or an earlier calibration) on the fit's "
+     "held-out rows",
      NULL},
     {"no-memcpy", NULL, "skip the cudaMemcpy bandwidth measurement", NULL},
     {"json", NULL, "print the report as JSON", NULL},
@@ -126,6 +131,18 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
   printf("fitted rows                     %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%\n",
          f->fluid_fit.n, 100 * f->fluid_fit.median, 100 * f->fluid_fit.p90,
          100 * f->closed_fit.median, 100 * f->closed_fit.p90);
+  if (r->ref_scored) {
+    printf("--compare profile, held-out     %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%   "
+           "(the same rows as the fit's held-out)\n",
+           r->ref_fluid_holdout.n, 100 * r->ref_fluid_holdout.median,
+           100 * r->ref_fluid_holdout.p90, 100 * r->ref_closed_holdout.median,
+           100 * r->ref_closed_holdout.p90);
+    printf("--compare profile, held-out pts %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%   "
+           "(the same points)\n",
+           r->ref_fluid_point_holdout.n, 100 * r->ref_fluid_point_holdout.median,
+           100 * r->ref_fluid_point_holdout.p90, 100 * r->ref_closed_point_holdout.median,
+           100 * r->ref_closed_point_holdout.p90);
+  }
   printf("\ntransition gap: the smallest grid gap whose steady T_iss (median of the second half) "
          "is within 5%% of T0 (the first burst's), and every larger gap too; measured on the "
          "data, predicted by the fitted model for the same sequences by the same rule; inside = "
@@ -194,7 +211,15 @@ static void print_json(const xs_calib_report* r, const xs_link_profile* p) {
   STATS("closed_point_transition", r->fit.closed_point_transition), xsi_sb_puts(&sb, ", ");
   STATS("closed_transition", r->fit.closed_transition), xsi_sb_puts(&sb, ", ");
   STATS("fluid_fit", r->fit.fluid_fit), xsi_sb_puts(&sb, ", ");
-  STATS("closed_fit", r->fit.closed_fit), xsi_sb_puts(&sb, "}, \"transitions\": [");
+  STATS("closed_fit", r->fit.closed_fit), xsi_sb_puts(&sb, "}, ");
+  if (r->ref_scored) {
+    xsi_sb_puts(&sb, "\"compare\": {");
+    STATS("fluid_holdout", r->ref_fluid_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("closed_holdout", r->ref_closed_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("fluid_point_holdout", r->ref_fluid_point_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("closed_point_holdout", r->ref_closed_point_holdout), xsi_sb_puts(&sb, "}, ");
+  }
+  xsi_sb_puts(&sb, "\"transitions\": [");
   for (int i = 0; i < r->ntrans; i++) {
     const xs_calib_transition* t = &r->trans[i];
     xsi_sb_printf(&sb, "%s{\"K\": %d, ", i ? ", " : "", t->K);
@@ -273,7 +298,8 @@ static int refit(cli_cmd* c, const char* path, const xs_calib_config* cfg, const
   rep.reps = maxrep;
   xs_calib_row* med = NULL;
   size_t nmed = 0;
-  res = xs_calib_analyse(&prof, &rep, &med, &nmed, rows, n, tn, cfg->holdout_fraction, cfg->seed);
+  res = xs_calib_analyse_ref(&prof, &rep, &med, &nmed, rows, n, tn, cfg->holdout_fraction,
+                             cfg->seed, cfg->reference);
   if (res == XS_OK && cli_flag(c, "o")) {
     snprintf(rep.csv_path, sizeof rep.csv_path, "%s/xstage-%s-median.csv", cfg->out_dir, tn);
     snprintf(rep.profile_path, sizeof rep.profile_path, "%s/profile-%s.json", cfg->out_dir, tn);
@@ -341,6 +367,11 @@ int cmd_calibrate(int argc, char** argv) {
   cfg.seed = (uint64_t)seed;
   cfg.memcpy_bw = !cli_flag(&c, "no-memcpy");
   cfg.progress = on_progress;
+  static xs_link_profile ref;
+  if (cli_flag(&c, "compare")) {
+    if (mcli_profile(&c, cli_get_str(&c, "compare", NULL), NULL, &ref)) return 1;
+    cfg.reference = &ref;
+  }
   char cmdline[160];
   snprintf(cmdline, sizeof cmdline,
            "xstage calibrate --target %.20s --%s --flavour %s --sync %s "

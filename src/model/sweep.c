@@ -1236,6 +1236,14 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
                            xs_calib_row** med_out, size_t* nmed_out, const xs_calib_row* rows,
                            size_t n, const char* transport, double holdout_fraction,
                            uint64_t seed) {
+  return xs_calib_analyse_ref(profile, rep, med_out, nmed_out, rows, n, transport,
+                              holdout_fraction, seed, NULL);
+}
+
+xs_result xs_calib_analyse_ref(xs_link_profile* profile, xs_calib_report* rep,
+                               xs_calib_row** med_out, size_t* nmed_out, const xs_calib_row* rows,
+                               size_t n, const char* transport, double holdout_fraction,
+                               uint64_t seed, const xs_link_profile* reference) {
   XSI_ARG(profile && rep && (rows || n == 0), "xs_calib_analyse: NULL argument");
   XSI_ARG(holdout_fraction >= 0 && holdout_fraction <= 0.9,
           "xs_calib_analyse: holdout_fraction must be in [0, 0.9] (got %g)", holdout_fraction);
@@ -1245,10 +1253,15 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
   xs_sample* smp = NULL;
   xs_dataset* ds = NULL;
   double* tmp = NULL;
+  uint8_t* hold = NULL;
+  rep->ref_scored = 0;
+  if (reference) XSI_CHECK_GOTO(xs_profile_validate(reference), res, done);
   XSI_CHECK_GOTO(xs_calib_rows_median(&med, &nmed, rows, n), res, done);
   smp = (xs_sample*)calloc(nmed ? nmed : 1, sizeof *smp);
   tmp = (double*)malloc((n ? n : 1) * 2 * sizeof *tmp);
-  if (!smp || !tmp) XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "xs_calib_analyse: %zu rows", nmed);
+  hold = (uint8_t*)calloc(nmed ? nmed : 1, 1);
+  if (!smp || !tmp || !hold)
+    XSI_FAIL(res, XS_ERR_NO_MEMORY, done, "xs_calib_analyse: %zu rows", nmed);
   size_t ns = 0;
   for (size_t i = 0; i < nmed; i++) {
     const xs_calib_row* w = &med[i];
@@ -1273,7 +1286,17 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
     fo.holdout_fraction = holdout_fraction;
     fo.seed = seed;
     fo.transport = transport;
-    XSI_CHECK_GOTO(xs_model_fit(profile, &rep->fit, NULL, ds, &fo), res, done);
+    XSI_CHECK_GOTO(xs_model_fit(profile, &rep->fit, hold, ds, &fo), res, done);
+  }
+  if (reference) { /* the same held-out rows and points as rep->fit's */
+    XSI_CHECK_GOTO(xs_model_evaluate(&rep->ref_fluid_holdout, &rep->ref_closed_holdout, ds,
+                                     reference, hold, 1),
+                   res, done);
+    XSI_CHECK_GOTO(xs_model_evaluate_points(&rep->ref_fluid_point_holdout,
+                                            &rep->ref_closed_point_holdout, ds, reference, hold,
+                                            1),
+                   res, done);
+    rep->ref_scored = 1;
   }
   XSI_CHECK_GOTO(xs_calib_transitions(rep->trans, XS_CALIB_MAX_PAIRS, &rep->ntrans,
                                       &rep->trans_within_10, &rep->trans_in_grid, med, nmed,
@@ -1329,6 +1352,7 @@ done:
   xs_dataset_destroy(ds);
   free(smp);
   free(tmp);
+  free(hold);
   free(med);
   return res;
 }

@@ -611,6 +611,35 @@ static void test_analyse(void) {
   XT_CHECK_MSG(rep.trans_in_grid >= 4 && rep.trans_within_10 >= 4, "in grid %d, within 10%% %d",
                rep.trans_in_grid, rep.trans_within_10);
   XT_CHECK(!rep.no_xstage);
+  XT_EQ_INT(rep.ref_scored, 0);
+  /* a reference profile is scored on the fit's own held-out rows and points: the fitted profile
+   * as its own reference scores exactly the fit's numbers; the generating profile about as well;
+   * a profile of another link (NVLink) far worse; an invalid one is refused */
+  {
+    xs_link_profile again = host_profile(), nv = XS_LINK_PROFILE_INITIALIZER, bad = fit;
+    xs_calib_report r2;
+    memset(&r2, 0, sizeof r2);
+    r2.size = sizeof r2;
+    XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &fit) ==
+             XS_OK);
+    XT_EQ_INT(r2.ref_scored, 1);
+    XT_EQ_INT((long)r2.ref_fluid_holdout.n, (long)rep.fit.fluid_holdout.n);
+    XT_NEAR(r2.ref_fluid_holdout.median, rep.fit.fluid_holdout.median, 1e-12);
+    XT_NEAR(r2.ref_fluid_holdout.p90, rep.fit.fluid_holdout.p90, 1e-12);
+    XT_NEAR(r2.ref_closed_holdout.p90, rep.fit.closed_holdout.p90, 1e-12);
+    XT_EQ_INT((long)r2.ref_fluid_point_holdout.n, (long)rep.fit.fluid_point_holdout.n);
+    XT_NEAR(r2.ref_fluid_point_holdout.median, rep.fit.fluid_point_holdout.median, 1e-12);
+    XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &p) ==
+             XS_OK);
+    XT_CHECK_MSG(r2.ref_fluid_holdout.median < 0.02, "generator: %g", r2.ref_fluid_holdout.median);
+    XT_CHECK(xs_profile_default(&nv, "h200-nvlink") == XS_OK);
+    XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &nv) ==
+             XS_OK);
+    XT_CHECK_MSG(r2.ref_fluid_holdout.median > 0.2, "nvlink: %g", r2.ref_fluid_holdout.median);
+    bad.R = -1;
+    XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &bad) ==
+             XS_ERR_INVALID_ARG);
+  }
   XT_CHECK(rep.repeat_K == 16 && rep.repeat_spread >= 0 && rep.repeat_spread < 0.03);
   /* the per-point repeatability: each run's total issue time (32 bursts of about V/R each in
    * this drain-regime configuration), spread computed over the 5 totals */

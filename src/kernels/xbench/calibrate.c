@@ -361,9 +361,9 @@ xs_result xs_calibrate(xs_link_profile* profile, xs_calib_report* report,
   snprintf(profile->method, sizeof profile->method, "%.159s",
            cfg->method ? cfg->method : "xs_calibrate (xstage calibrate)");
   rep.reps = cfg->level == XS_CALIB_FULL ? XS_CALIB_REPS_FULL : XS_CALIB_REPS_QUICK;
-  XSI_CHECK_GOTO(xs_calib_analyse(profile, &rep, &med, &nmed, back ? back : r.rows,
-                                  back ? nback : r.nrows, r.transport, cfg->holdout_fraction,
-                                  cfg->seed),
+  XSI_CHECK_GOTO(xs_calib_analyse_ref(profile, &rep, &med, &nmed, back ? back : r.rows,
+                                      back ? nback : r.nrows, r.transport, cfg->holdout_fraction,
+                                      cfg->seed, cfg->reference),
                  res, fail);
   if (cfg->out_dir) {
     /* the medians the model was fitted to and evaluated on, read back as a dataset */
