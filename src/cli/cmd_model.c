@@ -262,7 +262,7 @@ static int model_check(int argc, char** argv) {
   xs_dataset* d = NULL;
   xs_result r = xs_dataset_load(&d, c.pos[0]);
   if (r != XS_OK) return cli_fail(&c, r, "cannot load the measurements");
-  size_t n = xs_dataset_size(d), used = 0;
+  size_t n = xs_dataset_size(d), used = 0, other = 0;
   const xs_sample* S = xs_dataset_samples(d);
   uint8_t* use = transport_mask(d, o.transport, &used);
   uint8_t* tr = calloc(n + 1, 1);
@@ -288,6 +288,7 @@ static int model_check(int argc, char** argv) {
   /* transition rows: G within +-50% of the smallest free gap of the CHECKED profile (the
    * definition of the fit report's, xs_model_fit) */
   for (size_t i = 0; i < n; i++) {
+    if (use[i] && p.transport[0] && strcmp(S[i].transport, p.transport) != 0) other++;
     double g = 0;
     if (use[i] && xs_plan_min_free_gap(&g, &p, S[i].K, S[i].V) == XS_OK && isfinite(g) && g > 0 &&
         fabs(S[i].G - g) <= 0.5 * g)
@@ -337,6 +338,7 @@ done:
         putchar(*ch);
     printf("\", \"rows\": %zu,\n  \"profile\": %s,\n", used, js);
     free(js);
+    printf("  \"rows_of_another_transport\": %zu,\n", other);
     printf("  \"fluid_meets_host_targets\": %s,\n", met ? "true" : "false");
     if (refit)
       printf("  \"refit\": {\"R\": %.6g, \"n_fit\": %zu, \"n_holdout\": %zu},\n", q.R, frep.n_fit,
@@ -354,6 +356,10 @@ done:
   mcli_describe(stdout, "profile", &p);
   printf("data: %s, %zu rows%s%s\n", c.pos[0], used, o.transport ? " of transport " : "",
          o.transport ? o.transport : "");
+  if (other)
+    printf("note: %zu of these rows are of another transport than the profile's (%s): it "
+           "describes a different link\n",
+           other, p.transport[0] ? p.transport : "?");
   if (refit) mcli_describe(stdout, "refit of this CSV", &q);
   printf("\nrelative error |pred - meas| / meas   ------ fluid model ------   ------ closed form "
          "-----\n");

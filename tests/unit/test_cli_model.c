@@ -104,6 +104,9 @@ static void test_check_cli(void) {
   XT_CHECK_MSG(strstr(g_out, "no rows of transport 'nvlink'") != NULL, "%s", g_out);
   XT_EQ_INT(xs("model check good.csv --profile h200-nvlink"), 0);
   XT_CHECK(strstr(g_out, "all points") && strstr(g_out, "MISSES"));
+  XT_CHECK_MSG(strstr(g_out, "of another transport than the profile's (peer:1)"), "%s", g_out);
+  XT_EQ_INT(xs("model check good.csv --profile h200-host"), 0);
+  XT_CHECK(!strstr(g_out, "another transport"));
   /* the JSON's numbers are the library's */
   XT_EQ_INT(xs_json("model check good.csv --profile h200-host --json"), 0);
   xsi_json* js = NULL;
