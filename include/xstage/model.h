@@ -104,6 +104,12 @@ xs_result xs_profile_default(xs_link_profile* out, const char* name);
 /* Names of embedded profiles, NULL-terminated array (static storage). */
 const char* const* xs_profile_default_names(void);
 
+/* `p` with its stage's room scaled by s (0 < s <= 10): Q(K), the burst room Qb(K) and the
+ * relaxing room Qr(K) times s; rates, latencies and X0(K) unchanged. For the sensitivity of a
+ * prediction to the capacity: fitted Q(132) of the H200 host path spread about +-10 % between
+ * calibrations (docs/model.md §10). out may be p. */
+xs_result xs_profile_scale_rooms(xs_link_profile* out, const xs_link_profile* p, double s);
+
 /* JSON I/O (format in docs/model.md). Reading validates; errors name file, line and key.
  * Writing is atomic (no partial file on failure). */
 xs_result xs_profile_read(xs_link_profile* out, const char* path);

@@ -97,5 +97,7 @@ int cmd_launch(int argc, char** argv);
 
 /* 1 when a CUDA GPU is usable in this process (build with CUDA and a device present). */
 int cli_have_gpu(char* name, size_t n);
+/* CUDA devices usable in this process (0 without CUDA or a driver). */
+int cli_gpu_count(void);
 
 #endif

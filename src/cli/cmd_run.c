@@ -2,9 +2,11 @@
  *
  * CPU part (this file): load the link profiles (embedded, or --profile FILE), and predict for
  * every workload of the built-in catalogue what fusing its remote stores costs, on the host
- * (PCIe) path and on NVLink (both embedded profiles calibrated on H200s). The GPU part plugs in
- * before the report: if a GPU is present, calibrate the host path first and pass the fitted
- * profile to run_report() in place of the embedded one. */
+ * (PCIe) path and on NVLink (both embedded profiles calibrated on H200s), each also with the
+ * stage's room +-10 % (the spread of fitted capacities between calibrations). The GPU part plugs
+ * in before the report: if a GPU is present, calibrate the host path (and, with a second GPU,
+ * GPU 0 -> GPU 1) first and pass the fitted profiles to run_report() in place of the embedded
+ * ones. */
 #include "cli/model_cli.h"
 
 #include <errno.h>
@@ -21,6 +23,23 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
 
 static char g_buf[32];
 
+/* The sensitivity to the stage's capacity: the fitted Q(132) of the H200 host path spread
+ * about +-10 % between calibrations (3.2-3.8 MiB; docs/model.md §10), and the catalogue's
+ * whole-GPU bursts of 3.6 MiB sit at that knee. lo/hi: the overhead with every room 1.1x / 0.9x
+ * the profile's (more room, less overhead). */
+#define ROOM_BAND 0.10
+static void overhead_band(double* lo, double* hi, const xs_link_profile* p, const xs_workload* w) {
+  xs_link_profile q;
+  xs_fusion_prediction f;
+  *lo = *hi = NAN;
+  if (xs_profile_scale_rooms(&q, p, 1 + ROOM_BAND) == XS_OK &&
+      xs_predict_fusion(&f, &q, w) == XS_OK)
+    *lo = f.overhead_frac;
+  if (xs_profile_scale_rooms(&q, p, 1 - ROOM_BAND) == XS_OK &&
+      xs_predict_fusion(&f, &q, w) == XS_OK)
+    *hi = f.overhead_frac;
+}
+
 static const char* kind_title(const char* kind) {
   return !strcmp(kind, "moe") ? "MoE combine (EP=8)" : !strcmp(kind, "ulysses") ? "Ulysses all-to-all (W=8)" : kind;
 }
@@ -31,7 +50,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
   const xs_workload* cat;
   size_t n;
   xs_catalogue(&cat, &n);
-  int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0;
+  int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0, edge = 0;
   double worst = 0, best_other = 0;
   const char* worst_name = "";
   for (size_t i = 0; i < n; i++) {
@@ -40,6 +59,9 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
     if (xs_predict_fusion(&fp, p, &cat[i]) != XS_OK) continue;
     total++;
     hurts += fp.overhead_frac > 0.10;
+    double lo, hi;
+    overhead_band(&lo, &hi, p, &cat[i]);
+    edge += (lo > 0.10) != (hi > 0.10); /* the verdict flips within the capacity's spread */
     stalls += fp.first_stall_tile >= 0;
     slower += fp.speedup_vs_serial < 1;
     linkbound += fp.total_bytes / p->R > fp.compute_ns;
@@ -55,16 +77,27 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
                "+%.0f%%)%s%s.\n", hurts, total, worst_name, 100 * worst,
             hurts < total ? "; the others stay within " : "",
             hurts < total ? (snprintf(g_buf, sizeof g_buf, "%.1f%%", 100 * best_other), g_buf) : "");
-  if (!hurts) return;
-  fprintf(f, "  Fused is %s compute-then-transfer", slower ? "slower than" : "still faster than");
-  if (slower) fprintf(f, " in %d of them", slower);
-  if (linkbound)
-    fprintf(f, "; in %d the link cannot carry the bytes within the compute time (bytes/R > "
-               "compute), so no schedule hides the transfer", linkbound);
-  if (linkbound < hurts)
-    fprintf(f, "; %s the bursts overflow the stage: smaller, spread bursts help (`xstage plan "
-               "split`)", linkbound ? "elsewhere" : "there");
-  fprintf(f, ".\n");
+  if (hurts) {
+    fprintf(f, "  Fused is %s compute-then-transfer", slower ? "slower than" : "still faster than");
+    if (slower) fprintf(f, " in %d of them", slower);
+    if (linkbound)
+      fprintf(f,
+              "; in %d the link cannot carry the bytes within the compute time (bytes/R > "
+              "compute), so no schedule hides the transfer",
+              linkbound);
+    if (linkbound < hurts)
+      fprintf(f,
+              "; %s the bursts overflow the stage: smaller, spread bursts help (`xstage plan "
+              "split`)",
+              linkbound ? "elsewhere" : "there");
+    fprintf(f, ".\n");
+  }
+  if (edge)
+    fprintf(f,
+            "  At the stage's capacity: the verdict of %d shape%s flips with a room 10%% larger "
+            "or smaller (the spread of Q between calibrations; column Q+-10%%): measure %s "
+            "before deploying.\n",
+            edge, edge > 1 ? "s" : "", edge > 1 ? "them" : "it");
 }
 
 int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
@@ -85,8 +118,9 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
     } else {
       printf("\n");
       mcli_describe(stdout, labels[pi], p);
-      printf("%-22s %4s %9s %9s %9s %9s %7s %9s %6s  %-17s %9s\n", "workload", "K", "burst", "bytes",
-             "compute", "fused", "ovh%", "serial", "vs ser", "regime", "free gap");
+      printf("%-22s %4s %9s %9s %9s %9s %7s %13s %9s %6s  %-17s %9s\n", "workload", "K", "burst",
+             "bytes", "compute", "fused", "ovh%", "Q+-10%", "serial", "vs ser", "regime",
+             "free gap");
     }
     for (size_t i = 0; i < n; i++) {
       const xs_workload* w = &cat[i];
@@ -96,22 +130,28 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
         fprintf(stderr, "xstage run: %s: %s: %s\n", w->name, xs_strerror(r), xs_last_error());
         return 1;
       }
+      double lo, hi;
+      overhead_band(&lo, &hi, p, w);
+      char band[32];
+      snprintf(band, sizeof band, "%.1f-%.1f%%", 100 * lo, 100 * hi);
       if (json)
         printf("      {\"name\": \"%s\", \"kind\": \"%s\", \"K\": %g, \"burst_bytes\": %.17g, "
                "\"total_bytes\": %.17g, \"compute_ns\": %.17g, \"fused_ns\": %.17g, "
                "\"fused_mean_ns\": %.17g, \"overhead_frac\": %.17g, \"serial_ns\": %.17g, "
                "\"speedup_vs_serial\": %.17g, \"regime\": \"%s\", \"first_stall_tile\": %ld, "
-               "\"min_free_gap_ns\": %.17g, \"note\": \"%s\"}%s\n",
+               "\"min_free_gap_ns\": %.17g, \"overhead_frac_room_plus10\": %.17g, "
+               "\"overhead_frac_room_minus10\": %.17g, \"note\": \"%s\"}%s\n",
                w->name, w->kind, w->K, w->K * w->bytes_per_tile, f.total_bytes, f.compute_ns,
                f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
                xs_regime_name(f.regime), f.first_stall_tile,
-               isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, w->note, i + 1 < n ? "," : "");
+               isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, lo, hi, w->note,
+               i + 1 < n ? "," : "");
       else
-        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %9s %5.2fx  %-17s %9s\n", w->name, w->K,
+        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %13s %9s %5.2fx  %-17s %9s\n", w->name, w->K,
                cli_fmt_bytes(a, 32, w->K * w->bytes_per_tile), cli_fmt_bytes(b, 32, f.total_bytes),
-               cli_fmt_ns(c, 32, f.compute_ns), cli_fmt_ns(d, 32, f.fused_ns), 100 * f.overhead_frac,
-               cli_fmt_ns(e, 32, f.serial_ns), f.speedup_vs_serial, xs_regime_name(f.regime),
-               cli_fmt_ns(g, 32, f.min_free_gap_ns));
+               cli_fmt_ns(c, 32, f.compute_ns), cli_fmt_ns(d, 32, f.fused_ns),
+               100 * f.overhead_frac, band, cli_fmt_ns(e, 32, f.serial_ns), f.speedup_vs_serial,
+               xs_regime_name(f.regime), cli_fmt_ns(g, 32, f.min_free_gap_ns));
     }
     if (json) printf("    ]}%s\n", pi + 1 < nprof ? "," : "");
   }
@@ -119,9 +159,10 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
     printf("  ]\n}\n");
     return 0;
   }
-  printf("\n(fused: the slowest CTA; ovh%%: fused over compute alone; serial: compute, then the "
-         "same bytes at R; vs ser: serial / fused; free gap: compute per tile that keeps each "
-         "tile's burst free; workload assumptions: docs/model.md)\n\n");
+  printf("\n(fused: the slowest CTA; ovh%%: fused over compute alone; Q+-10%%: ovh%% with the "
+         "stage's room 10%% larger / smaller, the spread of Q between calibrations; serial: "
+         "compute, then the same bytes at R; vs ser: serial / fused; free gap: compute per tile "
+         "that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
     for (int pi = 0; pi < nprof; pi++) verdict(stdout, profiles[pi], labels[pi], kinds[k]);
@@ -141,36 +182,43 @@ static void run_progress(void* arg, const char* what, double fraction) {
   cli_progress(what, fraction);
 }
 
-/* The GPU part of the main job: calibrate the host (PCIe) path of device 0 with the --quick
- * sweep, write its CSV/profile/plot under out_dir, and say how well the model predicted the
- * held-out points. Returns 0 and fills *host, or prints the failure and returns 1. */
-static int run_calibrate(const cli_cmd* c, xs_link_profile* host, const char* out_dir, int json) {
+/* The GPU part of the main job: calibrate a path of device 0 (the host path, or peer:1 over
+ * NVLink) with the --quick sweep, write its CSV/profile/plot under out_dir, and say how well
+ * the model predicted the held-out points, beside the embedded profile `ref` on the same rows.
+ * Returns 0 and fills *out, or prints the failure and returns 1. */
+static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_target target, const char* ref,
+                         const char* out_dir, int json) {
   xs_calib_config cfg = XS_CALIB_CONFIG_INITIALIZER;
+  cfg.target = target;
   cfg.level = XS_CALIB_QUICK;
   cfg.out_dir = out_dir;
-  cfg.method = "xstage run (calibrate --quick)";
+  cfg.method = target.kind == XS_TARGET_HOST ? "xstage run (calibrate --quick)"
+                                             : "xstage run (calibrate --target peer:1 --quick)";
   cfg.progress = run_progress;
   /* the embedded profile scored on the same held-out rows: whether a miss of the accuracy
    * targets is the model's or the quick sweep's noise (session 18: both score alike) */
   xs_link_profile embedded;
-  if (xs_profile_default(&embedded, "h200-host") == XS_OK) cfg.reference = &embedded;
+  if (xs_profile_default(&embedded, ref) == XS_OK) cfg.reference = &embedded;
   xs_calib_report rep;
   memset(&rep, 0, sizeof rep);
   rep.size = sizeof rep;
-  fprintf(stderr, "xstage run: GPU found: calibrating the host path (quick sweep, <= 60 s)\n");
-  xs_result r = xs_calibrate(host, &rep, &cfg);
+  char tn[32];
+  xs_target_name(tn, sizeof tn, target);
+  fprintf(stderr, "xstage run: calibrating the %s path (quick sweep, <= 60 s)\n", tn);
+  xs_result r = xs_calibrate(out, &rep, &cfg);
   cli_progress_done();
   if (r != XS_OK) return cli_fail(c, r, "calibration");
   FILE* f = json ? stderr : stdout;
-  fprintf(f, "calibration: %zu sequences in %.1f s; R %.1f GB/s (cudaMemcpy D2H %.1f GB/s); "
-             "held-out |error| median/p90: fluid %.1f%%/%.1f%%, closed form %.1f%%/%.1f%%\n",
-          rep.n_points, rep.wall_s, rep.R_meas, rep.memcpy_d2h, 100 * rep.fit.fluid_holdout.median,
-          100 * rep.fit.fluid_holdout.p90, 100 * rep.fit.closed_holdout.median,
-          100 * rep.fit.closed_holdout.p90);
+  fprintf(f,
+          "calibration of %s: %zu sequences in %.1f s; R %.1f GB/s (cudaMemcpy%s %.1f GB/s); "
+          "held-out |error| median/p90: fluid %.1f%%/%.1f%%, closed form %.1f%%/%.1f%%\n",
+          tn, rep.n_points, rep.wall_s, rep.R_meas, target.kind == XS_TARGET_HOST ? " D2H" : "Peer",
+          rep.memcpy_d2h, 100 * rep.fit.fluid_holdout.median, 100 * rep.fit.fluid_holdout.p90,
+          100 * rep.fit.closed_holdout.median, 100 * rep.fit.closed_holdout.p90);
   fprintf(f, "  held-out points (total issue time of each sequence): fluid %.1f%%/%.1f%%",
           100 * rep.fit.fluid_point_holdout.median, 100 * rep.fit.fluid_point_holdout.p90);
   if (rep.ref_scored)
-    fprintf(f, "; the embedded h200-host on the same rows %.1f%%/%.1f%%, points %.1f%%/%.1f%%",
+    fprintf(f, "; the embedded %s on the same rows %.1f%%/%.1f%%, points %.1f%%/%.1f%%", ref,
             100 * rep.ref_fluid_holdout.median, 100 * rep.ref_fluid_holdout.p90,
             100 * rep.ref_fluid_point_holdout.median, 100 * rep.ref_fluid_point_holdout.p90);
   fprintf(f, "\n");
@@ -199,15 +247,30 @@ int cmd_run(int argc, char** argv) {
   if (mcli_profile(&c, NULL, "h200-nvlink", &nvlink)) return 1;
   char gpu[128] = "", device[256];
   const char* label = given ? given : "h200-host";
+  const char* nv_label = "h200-nvlink";
   if (cli_have_gpu(gpu, sizeof gpu) && !given && !cli_flag(&c, "no-calibrate")) {
     const char* out = cli_get_str(&c, "out", "xstage-out");
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
       fprintf(stderr, "xstage run: cannot create '%s': %s\n", out, strerror(errno));
       return 1;
     }
-    if (run_calibrate(&c, &host, out, json)) return 1;
+    fprintf(stderr, "xstage run: GPU found (%s)\n", gpu);
+    if (run_calibrate(&c, &host, (xs_target){XS_TARGET_HOST, -1}, "h200-host", out, json)) return 1;
     label = "host (calibrated now)";
     snprintf(device, sizeof device, "%s: host path calibrated in this run", gpu);
+    /* with a second GPU, GPU 0 -> GPU 1 too (NVLink on an HGX board). A failure there (no peer
+     * access, ...) leaves the embedded NVLink profile in place, said so, and the run goes on */
+    if (cli_gpu_count() >= 2) {
+      if (run_calibrate(&c, &nvlink, (xs_target){XS_TARGET_PEER, 1}, "h200-nvlink", out, json) ==
+          0) {
+        nv_label = "peer:1 (calibrated now)";
+        snprintf(device, sizeof device, "%s: host path and GPU 0 -> GPU 1 calibrated in this run",
+                 gpu);
+      } else {
+        fprintf(stderr, "xstage run: peer:1 not calibrated; the embedded h200-nvlink is used\n");
+        if (mcli_profile(&c, NULL, "h200-nvlink", &nvlink)) return 1;
+      }
+    }
   } else if (gpu[0]) {
     snprintf(device, sizeof device, "%s (not calibrated in this run: %s profile)", gpu,
              given ? "given" : "embedded");
@@ -216,7 +279,7 @@ int cmd_run(int argc, char** argv) {
              given ? "given" : "embedded");
   }
   const xs_link_profile* profs[2] = {&host, &nvlink};
-  const char* labels[2] = {label, "h200-nvlink"};
+  const char* labels[2] = {label, nv_label};
   rc = run_report(profs, labels, 2, device, json);
   if (rc || json) return rc;
   xs_balance_summary_t bs;

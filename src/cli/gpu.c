@@ -23,3 +23,16 @@ int cli_have_gpu(char* name, size_t n) {
   return 0;
 #endif
 }
+
+int cli_gpu_count(void) {
+#ifdef XS_HAVE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}

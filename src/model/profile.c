@@ -92,6 +92,21 @@ const char* const* xs_profile_default_names(void) { return g_names; }
 
 static void set_str(char* dst, size_t cap, const char* s) { snprintf(dst, cap, "%s", s); }
 
+xs_result xs_profile_scale_rooms(xs_link_profile* out, const xs_link_profile* p, double s) {
+  XSI_ARG(out && p, "xs_profile_scale_rooms: NULL argument");
+  XSI_ARG(isfinite(s) && s > 0 && s <= 10, "xs_profile_scale_rooms: s must be in (0, 10] (got %g)",
+          s);
+  XSI_CHECK(xs_profile_validate(p));
+  xs_link_profile q = *p;
+  for (int i = 0; i < q.nq; i++) {
+    q.q_bytes[i] *= s;
+    if (q.has_q_burst) q.q_burst_bytes[i] *= s;
+    if (q.has_relax) q.q_relax_bytes[i] *= s;
+  }
+  *out = q;
+  return XS_OK;
+}
+
 /* A calibrated fit's tables over K (the knee points q_k): the stage's room Q(K), the burst room
  * Qb(K), the drain rate R(K), the relaxing room Qr(K) and X0(K) (docs/model.md §12). */
 static void set_k_tables(xs_link_profile* p, int n, const double* qk, const double* qb,

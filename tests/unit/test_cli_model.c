@@ -196,6 +196,7 @@ static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("plan fusion --tiles 0"), 2);
   XT_EQ_INT(xs("run"), 0);
   /* both embedded profiles are measured ones (NVLink since session 8) */
+  XT_CHECK(strstr(g_out, "Q+-10%") && strstr(g_out, "At the stage's capacity"));
   XT_CHECK(strstr(g_out, "host, st.global.v4; calibrated") &&
            strstr(g_out, "peer:1, st.global.v4; calibrated") && !strstr(g_out, "NOT calibrated") &&
            strstr(g_out, "moe-deepseek-v3") &&
@@ -205,6 +206,29 @@ static void test_plan_run_cli(void) {
   XT_CHECK(xsi_json_parse(&js, g_out, strlen(g_out), "stdout") == XS_OK);
   const xsi_json* pr = js ? xsi_json_get(js, "profiles") : NULL;
   XT_CHECK(pr && pr->len == 2);
+  /* the capacity band brackets the prediction, and equals the library's with the rooms scaled */
+  {
+    const xsi_json* p0 = pr && pr->len == 2 ? pr->items[0] : NULL;
+    const xsi_json* wl = p0 ? xsi_json_get(p0, "workloads") : NULL;
+    XT_CHECK(wl && wl->len >= 9);
+    const xs_workload* cat;
+    size_t ncat;
+    xs_catalogue(&cat, &ncat);
+    xs_link_profile h, q;
+    xs_profile_default(&h, "h200-host");
+    for (size_t i = 0; wl && i < wl->len && i < ncat; i++) {
+      double o = -1, lo = -1, hi = -1;
+      XT_CHECK(
+          xsi_json_get_number(&o, wl->items[i], "overhead_frac", 0, "json") == XS_OK &&
+          xsi_json_get_number(&lo, wl->items[i], "overhead_frac_room_plus10", 0, "json") == XS_OK &&
+          xsi_json_get_number(&hi, wl->items[i], "overhead_frac_room_minus10", 0, "json") == XS_OK);
+      XT_CHECK_MSG(lo <= o + 1e-12 && o <= hi + 1e-12, "%zu: %g %g %g", i, lo, o, hi);
+      xs_fusion_prediction f;
+      xs_profile_scale_rooms(&q, &h, 0.9);
+      xs_predict_fusion(&f, &q, &cat[i]);
+      XT_NEAR(hi, f.overhead_frac, 1e-9);
+    }
+  }
   xsi_json_free(js);
   XT_EQ_INT(xs("run --profile missing.json"), 1);
   XT_EQ_INT(xs("run --profile p.json"), 0);

@@ -174,11 +174,53 @@ static void test_fusion(void) {
   XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_ERR_INVALID_ARG);
 }
 
+/* The stage's room scaled (the capacity sensitivity `xstage run` reports): s = 1 is the profile
+ * itself; every room scales and nothing else; more room never makes a catalogue workload slower
+ * (the fused time is non-increasing in s, on both embedded profiles); bad s is refused. */
+static void test_scale_rooms(void) {
+  const xs_workload* cat;
+  size_t n;
+  XT_CHECK(xs_catalogue(&cat, &n) == XS_OK);
+  const char* names[2] = {"h200-host", "h200-nvlink"};
+  for (int pi = 0; pi < 2; pi++) {
+    xs_link_profile p, q;
+    XT_CHECK(xs_profile_default(&p, names[pi]) == XS_OK);
+    XT_CHECK(xs_profile_scale_rooms(&q, &p, 1.0) == XS_OK);
+    XT_CHECK(memcmp(&p, &q, sizeof p) == 0);
+    XT_CHECK(xs_profile_scale_rooms(&q, &p, 1.1) == XS_OK);
+    for (int i = 0; i < p.nq; i++) {
+      XT_NEAR(q.q_bytes[i], 1.1 * p.q_bytes[i], 1e-15);
+      XT_NEAR(q.q_burst_bytes[i], 1.1 * p.q_burst_bytes[i], 1e-15);
+      XT_NEAR(q.q_relax_bytes[i], 1.1 * p.q_relax_bytes[i], 1e-15);
+      XT_NEAR(q.relax_bytes[i], p.relax_bytes[i], 1e-15);
+      XT_NEAR(q.r_k[i], p.r_k[i], 1e-15);
+    }
+    XT_NEAR(q.R, p.R, 1e-15);
+    XT_NEAR(q.t_fixed_ns, p.t_fixed_ns, 1e-15);
+    static const double ss[] = {0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0};
+    for (size_t i = 0; i < n; i++) {
+      double prev = INFINITY;
+      for (int k = 0; k < 7; k++) {
+        xs_fusion_prediction f;
+        XT_CHECK(xs_profile_scale_rooms(&q, &p, ss[k]) == XS_OK);
+        XT_CHECK(xs_predict_fusion(&f, &q, &cat[i]) == XS_OK);
+        XT_CHECK_MSG(f.fused_ns <= prev * (1 + 1e-9), "%s on %s: s %g fused %g > %g", cat[i].name,
+                     names[pi], ss[k], f.fused_ns, prev);
+        prev = f.fused_ns;
+      }
+    }
+    XT_CHECK(xs_profile_scale_rooms(&q, &p, 0) == XS_ERR_INVALID_ARG);
+    XT_CHECK(xs_profile_scale_rooms(&q, &p, NAN) == XS_ERR_INVALID_ARG);
+    XT_CHECK(xs_profile_scale_rooms(&q, &p, 11) == XS_ERR_INVALID_ARG);
+  }
+}
+
 int main(void) {
   XT_RUN(test_min_free_gap);
   XT_RUN(test_max_burst);
   XT_RUN(test_split);
   XT_RUN(test_fusion);
+  XT_RUN(test_scale_rooms);
   g_tmin = 1; /* the planner inverts the refined model as exactly */
   XT_RUN(test_min_free_gap);
   XT_RUN(test_max_burst);
