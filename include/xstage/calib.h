@@ -484,12 +484,11 @@ typedef struct xs_calib_report {
   double repeat_V, repeat_G;
   double fma_iters_per_ns, timer_res_ns;
   char csv_path[512], profile_path[512], svg_path[512]; /* "" when not written */
-  /* the reference profile (xs_calib_config.reference) scored on the fit's held-out rows and
-   * points: the same rows as fit.fluid_holdout / fit.fluid_point_holdout; ref_scored = 0 when
-   * there was none */
+  /* the reference profile (xs_calib_config.reference) scored on the fit's held-out rows
+   * (xs_model_score: ref.fluid_holdout, ref.fluid_point_holdout, ref.fluid_transition, ... on
+   * the same rows and points as fit's); ref_scored = 0 when there was none */
   int ref_scored;
-  xs_error_stats ref_fluid_holdout, ref_closed_holdout;
-  xs_error_stats ref_fluid_point_holdout, ref_closed_point_holdout;
+  xs_fit_report ref;
 } xs_calib_report;
 
 /* ---------------------------------------------------- analysis of measured rows ----- */
@@ -525,7 +524,7 @@ xs_result xs_calib_analyse(xs_link_profile* profile, xs_calib_report* rep,
                            const char* transport, double holdout_fraction, uint64_t seed);
 
 /* The same, also scoring `reference` (may be NULL) on the fit's held-out rows and points
- * (rep->ref_*). */
+ * (rep->ref). */
 xs_result xs_calib_analyse_ref(xs_link_profile* profile, xs_calib_report* rep,
                                xs_calib_row** med, size_t* nmed, const xs_calib_row* rows,
                                size_t n, const char* transport, double holdout_fraction,

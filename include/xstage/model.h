@@ -293,6 +293,16 @@ xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed
                                    const xs_dataset* d, const xs_link_profile* p,
                                    const uint8_t* mask, uint8_t want);
 
+/* A fit report's held-out figures for any profile, from one prediction of every row: on the
+ * rows with mask[i] == want (mask NULL: every row) both predictors' errors per row
+ * (fluid_holdout, closed_holdout) and per point (fluid_point_holdout, ...), and the same for
+ * those rows near the transition (G within +-50% of p's smallest free gap for the row's K and V:
+ * fluid_transition, fluid_point_transition, ...); n_holdout = the rows scored; the fitted-row
+ * fields are zero. What xs_model_fit reports for its held-out rows, `xstage model check` for a
+ * CSV, and the calibration for a reference profile. */
+xs_result xs_model_score(xs_fit_report* out, const xs_dataset* d, const xs_link_profile* p,
+                         const uint8_t* mask, uint8_t want);
+
 /* ---------------------------------------------------------------------------- planning ----- */
 
 /* Smallest gap G such that periodic bursts of V never stall in steady state (and so not from

@@ -134,14 +134,14 @@ static void print_table(const xs_calib_report* r, const xs_link_profile* p, cons
   if (r->ref_scored) {
     printf("--compare profile, held-out     %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%   "
            "(the same rows as the fit's held-out)\n",
-           r->ref_fluid_holdout.n, 100 * r->ref_fluid_holdout.median,
-           100 * r->ref_fluid_holdout.p90, 100 * r->ref_closed_holdout.median,
-           100 * r->ref_closed_holdout.p90);
+           r->ref.fluid_holdout.n, 100 * r->ref.fluid_holdout.median,
+           100 * r->ref.fluid_holdout.p90, 100 * r->ref.closed_holdout.median,
+           100 * r->ref.closed_holdout.p90);
     printf("--compare profile, held-out pts %6zu   %11.1f%%  %8.1f%% | %12.1f%%  %9.1f%%   "
            "(the same points)\n",
-           r->ref_fluid_point_holdout.n, 100 * r->ref_fluid_point_holdout.median,
-           100 * r->ref_fluid_point_holdout.p90, 100 * r->ref_closed_point_holdout.median,
-           100 * r->ref_closed_point_holdout.p90);
+           r->ref.fluid_point_holdout.n, 100 * r->ref.fluid_point_holdout.median,
+           100 * r->ref.fluid_point_holdout.p90, 100 * r->ref.closed_point_holdout.median,
+           100 * r->ref.closed_point_holdout.p90);
   }
   printf("\ntransition gap: the smallest grid gap whose steady T_iss (median of the second half) "
          "is within 5%% of T0 (the first burst's), and every larger gap too; measured on the "
@@ -214,10 +214,10 @@ static void print_json(const xs_calib_report* r, const xs_link_profile* p) {
   STATS("closed_fit", r->fit.closed_fit), xsi_sb_puts(&sb, "}, ");
   if (r->ref_scored) {
     xsi_sb_puts(&sb, "\"compare\": {");
-    STATS("fluid_holdout", r->ref_fluid_holdout), xsi_sb_puts(&sb, ", ");
-    STATS("closed_holdout", r->ref_closed_holdout), xsi_sb_puts(&sb, ", ");
-    STATS("fluid_point_holdout", r->ref_fluid_point_holdout), xsi_sb_puts(&sb, ", ");
-    STATS("closed_point_holdout", r->ref_closed_point_holdout), xsi_sb_puts(&sb, "}, ");
+    STATS("fluid_holdout", r->ref.fluid_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("closed_holdout", r->ref.closed_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("fluid_point_holdout", r->ref.fluid_point_holdout), xsi_sb_puts(&sb, ", ");
+    STATS("closed_point_holdout", r->ref.closed_point_holdout), xsi_sb_puts(&sb, "}, ");
   }
   xsi_sb_puts(&sb, "\"transitions\": [");
   for (int i = 0; i < r->ntrans; i++) {

@@ -265,60 +265,47 @@ static int model_check(int argc, char** argv) {
   size_t n = xs_dataset_size(d), used = 0, other = 0;
   const xs_sample* S = xs_dataset_samples(d);
   uint8_t* use = transport_mask(d, o.transport, &used);
-  uint8_t* tr = calloc(n + 1, 1);
   uint8_t* hold = calloc(n + 1, 1);
-  uint8_t* both = calloc(n + 1, 1);
   xs_link_profile q = XS_LINK_PROFILE_INITIALIZER;
-  xs_fit_report frep;
-  memset(&frep, 0, sizeof frep);
-  enum { ALL, TRANS, POINTS, H_P, H_Q, HP_P, HP_Q, NST };
-  xs_error_stats fl[NST], cl[NST];
-  memset(fl, 0, sizeof fl);
-  memset(cl, 0, sizeof cl);
-  if (!use || !tr || !hold || !both) {
+  xs_fit_report all, held, frep; /* p on every row; p and the refit q on the held-out rows */
+  memset(&all, 0, sizeof all), memset(&held, 0, sizeof held), memset(&frep, 0, sizeof frep);
+  if (!use || !hold) {
     r = XS_ERR_NO_MEMORY;
     goto done;
   }
   if (used == 0) {
     xs_dataset_destroy(d);
-    free(use), free(tr), free(hold), free(both);
+    free(use), free(hold);
     fprintf(stderr, "xstage %s: %s: no rows of transport '%s'\n", c.name, c.pos[0], o.transport);
     return 1;
   }
-  /* transition rows: G within +-50% of the smallest free gap of the CHECKED profile (the
-   * definition of the fit report's, xs_model_fit) */
-  for (size_t i = 0; i < n; i++) {
-    if (use[i] && p.transport[0] && strcmp(S[i].transport, p.transport) != 0) other++;
-    double g = 0;
-    if (use[i] && xs_plan_min_free_gap(&g, &p, S[i].K, S[i].V) == XS_OK && isfinite(g) && g > 0 &&
-        fabs(S[i].G - g) <= 0.5 * g)
-      tr[i] = 1;
-  }
+  for (size_t i = 0; i < n; i++)
+    other += use[i] && p.transport[0] && strcmp(S[i].transport, p.transport) != 0;
   cli_progress("scoring the profile", 0.0);
-  if ((r = xs_model_evaluate(&fl[ALL], &cl[ALL], d, &p, use, 1)) != XS_OK ||
-      (r = xs_model_evaluate(&fl[TRANS], &cl[TRANS], d, &p, tr, 1)) != XS_OK ||
-      (r = xs_model_evaluate_points(&fl[POINTS], &cl[POINTS], d, &p, use, 1)) != XS_OK)
-    goto done;
+  if ((r = xs_model_score(&all, d, &p, use, 1)) != XS_OK) goto done;
   if (refit) {
     cli_progress("fitting this CSV (--refit)", 0.5);
     snprintf(q.method, sizeof q.method, "xstage model check --refit %.100s", c.pos[0]);
     snprintf(q.device, sizeof q.device, "the CSV's machine");
-    if ((r = xs_model_fit(&q, &frep, hold, d, &o)) != XS_OK) goto done;
-    for (size_t i = 0; i < n; i++)
-      both[i] = use[i] && hold[i];
-    if ((r = xs_model_evaluate(&fl[H_P], &cl[H_P], d, &p, both, 1)) != XS_OK ||
-        (r = xs_model_evaluate(&fl[H_Q], &cl[H_Q], d, &q, both, 1)) != XS_OK ||
-        (r = xs_model_evaluate_points(&fl[HP_P], &cl[HP_P], d, &p, both, 1)) != XS_OK ||
-        (r = xs_model_evaluate_points(&fl[HP_Q], &cl[HP_Q], d, &q, both, 1)) != XS_OK)
+    if ((r = xs_model_fit(&q, &frep, hold, d, &o)) != XS_OK ||
+        (r = xs_model_score(&held, d, &p, hold, 1)) != XS_OK)
       goto done;
   }
 done:
   cli_progress_done();
   xs_dataset_destroy(d);
-  free(use), free(tr), free(hold), free(both);
+  free(use), free(hold);
   if (r != XS_OK) return cli_fail(&c, r, "cannot score the profile");
+  enum { ALL, TRANS, POINTS, H_P, H_Q, HP_P, HP_Q, NST };
+  const xs_error_stats* fl[NST] = {
+      &all.fluid_holdout,  &all.fluid_transition,     &all.fluid_point_holdout, &held.fluid_holdout,
+      &frep.fluid_holdout, &held.fluid_point_holdout, &frep.fluid_point_holdout};
+  const xs_error_stats* cl[NST] = {&all.closed_holdout,       &all.closed_transition,
+                                   &all.closed_point_holdout, &held.closed_holdout,
+                                   &frep.closed_holdout,      &held.closed_point_holdout,
+                                   &frep.closed_point_holdout};
   /* the host path's accuracy targets (docs/measurements.md), on the fluid model per burst */
-  int met = fl[ALL].median <= 0.05 && fl[ALL].p90 <= 0.15;
+  int met = fl[ALL]->median <= 0.05 && fl[ALL]->p90 <= 0.15;
   static const char* key[NST] = {
       "rows",           "transition_rows",     "points", "holdout_rows", "holdout_rows_refit",
       "holdout_points", "holdout_points_refit"};
@@ -346,9 +333,9 @@ done:
     for (int k = 0; k < nst; k++) {
       char name[64];
       snprintf(name, sizeof name, "fluid_%s", key[k]);
-      stats_json(name, &fl[k], 0);
+      stats_json(name, fl[k], 0);
       snprintf(name, sizeof name, "closed_%s", key[k]);
-      stats_json(name, &cl[k], k == nst - 1);
+      stats_json(name, cl[k], k == nst - 1);
     }
     printf("}\n");
     return 0;
@@ -366,7 +353,7 @@ done:
   printf("  %-22s %6s  %8s %8s %8s   %8s %8s %8s\n", "", "n", "median", "p90", "max", "median",
          "p90", "max");
   for (int k = 0; k < nst; k++)
-    stats_row(what[k], &fl[k], &cl[k]);
+    stats_row(what[k], fl[k], cl[k]);
   printf("(transition: G within +-50%% of the profile's smallest free gap for the row's K and V; "
          "points: the total issue time of each (K, V, G) sequence%s)\n",
          refit ? "; refit: a profile fitted to this CSV's other rows, scored on the same "
@@ -374,7 +361,7 @@ done:
                : "");
   printf("fluid model per burst: median %.1f%%, p90 %.1f%%: %s the host path's targets "
          "(median <= 5%%, p90 <= 15%%)\n",
-         100 * fl[ALL].median, 100 * fl[ALL].p90, met ? "meets" : "MISSES");
+         100 * fl[ALL]->median, 100 * fl[ALL]->p90, met ? "meets" : "MISSES");
   return 0;
 }
 

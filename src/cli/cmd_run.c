@@ -219,8 +219,8 @@ static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_target targe
           100 * rep.fit.fluid_point_holdout.median, 100 * rep.fit.fluid_point_holdout.p90);
   if (rep.ref_scored)
     fprintf(f, "; the embedded %s on the same rows %.1f%%/%.1f%%, points %.1f%%/%.1f%%", ref,
-            100 * rep.ref_fluid_holdout.median, 100 * rep.ref_fluid_holdout.p90,
-            100 * rep.ref_fluid_point_holdout.median, 100 * rep.ref_fluid_point_holdout.p90);
+            100 * rep.ref.fluid_holdout.median, 100 * rep.ref.fluid_holdout.p90,
+            100 * rep.ref.fluid_point_holdout.median, 100 * rep.ref.fluid_point_holdout.p90);
   fprintf(f, "\n");
   if (rep.profile_path[0]) fprintf(f, "calibration files: %s, %s, %s\n", rep.csv_path,
                                    rep.profile_path, rep.svg_path);

@@ -259,15 +259,13 @@ xs_result xsi_error_stats(xs_error_stats* st, const double* rel, size_t n) {
   return XS_OK;
 }
 
-xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
-                            const xs_link_profile* p, const uint8_t* mask, uint8_t want) {
-  XSI_ARG(d != NULL, "dataset is NULL");
-  XSI_CHECK(xs_profile_validate(p));
+/* Row i counts when sel[i] == 1 (mask/want and, for the transition figures, the window, folded
+ * into one selection by the callers). pf, pc: both predictors' issue times of every row. */
+static xs_result rows_stats(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
+                            const double* pf, const double* pc, const uint8_t* sel) {
   size_t n = d->n;
-  double* buf = malloc((3 * n + 1) * sizeof *buf);
-  if (!buf) return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate: %zu rows", n);
-  double *pf = buf, *pc = buf + n, *rel = buf + 2 * n;
-  xs_dataset_predict(pf, pc, d, p);
+  double* rel = malloc((n + 1) * sizeof *rel);
+  if (!rel) return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate: %zu rows", n);
   xs_result r = XS_OK;
   for (int which = 0; which < 2 && r == XS_OK; which++) {
     xs_error_stats* st = which ? closed : fluid;
@@ -275,10 +273,75 @@ xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const
     const double* pr = which ? pc : pf;
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-      if (!mask || mask[i] == want) rel[m++] = (pr[i] - d->s[i].t_iss_ns) / d->s[i].t_iss_ns;
+      if (sel[i]) rel[m++] = (pr[i] - d->s[i].t_iss_ns) / d->s[i].t_iss_ns;
     r = xsi_error_stats(st, rel, m);
   }
+  free(rel);
+  return r;
+}
+
+static xs_result points_stats(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
+                              const double* pf, const double* pc, const uint8_t* sel);
+
+/* Both predictors of p for every row, and sel[i] = (mask NULL or mask[i] == want): the common
+ * start of the evaluations. buf holds 2n doubles then n bytes; the caller frees it. */
+static xs_result predict_select(double** buf, const xs_dataset* d, const xs_link_profile* p,
+                                const uint8_t* mask, uint8_t want) {
+  XSI_ARG(d != NULL, "dataset is NULL");
+  XSI_CHECK(xs_profile_validate(p));
+  size_t n = d->n;
+  *buf = malloc((2 * n + 1) * sizeof **buf + n + 1);
+  if (!*buf) return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate: %zu rows", n);
+  xs_dataset_predict(*buf, *buf + n, d, p);
+  uint8_t* sel = (uint8_t*)(*buf + 2 * n);
+  for (size_t i = 0; i < n; i++)
+    sel[i] = !mask || mask[i] == want;
+  return XS_OK;
+}
+
+xs_result xs_model_evaluate(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
+                            const xs_link_profile* p, const uint8_t* mask, uint8_t want) {
+  double* buf = NULL;
+  XSI_CHECK(predict_select(&buf, d, p, mask, want));
+  xs_result r = rows_stats(fluid, closed, d, buf, buf + d->n, (uint8_t*)(buf + 2 * d->n));
   free(buf);
+  return r;
+}
+
+xs_result xs_model_score(xs_fit_report* out, const xs_dataset* d, const xs_link_profile* p,
+                         const uint8_t* mask, uint8_t want) {
+  XSI_ARG(out != NULL, "xs_model_score: out is NULL");
+  double* buf = NULL;
+  XSI_CHECK(predict_select(&buf, d, p, mask, want));
+  size_t n = d->n;
+  const double *pf = buf, *pc = buf + n;
+  uint8_t* sel = (uint8_t*)(buf + 2 * n);
+  uint8_t* win = malloc(n + 1);
+  if (!win) {
+    free(buf);
+    return xsi_set_error(XS_ERR_NO_MEMORY, "score: %zu rows", n);
+  }
+  xs_fit_report rp;
+  memset(&rp, 0, sizeof rp);
+  size_t scored = 0;
+  for (size_t i = 0; i < n; i++) { /* near the transition: G within +-50% of the free gap */
+    double g = 0;
+    win[i] = 0;
+    scored += sel[i];
+    if (sel[i] && xs_plan_min_free_gap(&g, p, d->s[i].K, d->s[i].V) == XS_OK && xsi_finite(g) &&
+        g > 0 && fabs(d->s[i].G - g) <= 0.5 * g)
+      win[i] = 1;
+  }
+  rp.n_holdout = scored;
+  xs_result r = rows_stats(&rp.fluid_holdout, &rp.closed_holdout, d, pf, pc, sel);
+  if (r == XS_OK) r = rows_stats(&rp.fluid_transition, &rp.closed_transition, d, pf, pc, win);
+  if (r == XS_OK)
+    r = points_stats(&rp.fluid_point_holdout, &rp.closed_point_holdout, d, pf, pc, sel);
+  if (r == XS_OK)
+    r = points_stats(&rp.fluid_point_transition, &rp.closed_point_transition, d, pf, pc, win);
+  free(win);
+  free(buf);
+  if (r == XS_OK) *out = rp;
   return r;
 }
 
@@ -310,17 +373,23 @@ static int cmp_point(const void* a, const void* b) {
 xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed,
                                    const xs_dataset* d, const xs_link_profile* p,
                                    const uint8_t* mask, uint8_t want) {
-  XSI_ARG(d != NULL, "dataset is NULL");
-  XSI_CHECK(xs_profile_validate(p));
+  double* buf = NULL;
+  XSI_CHECK(predict_select(&buf, d, p, mask, want));
+  xs_result r = points_stats(fluid, closed, d, buf, buf + d->n, (uint8_t*)(buf + 2 * d->n));
+  free(buf);
+  return r;
+}
+
+static xs_result points_stats(xs_error_stats* fluid, xs_error_stats* closed, const xs_dataset* d,
+                              const double* pf, const double* pc, const uint8_t* sel) {
   size_t n = d->n;
-  double* buf = malloc((4 * n + 1) * sizeof *buf);
+  double* buf = malloc((2 * n + 1) * sizeof *buf);
   pt_key* key = malloc((n + 1) * sizeof *key);
   if (!buf || !key) {
     free(buf), free(key);
     return xsi_set_error(XS_ERR_NO_MEMORY, "evaluate points: %zu rows", n);
   }
-  double *pf = buf, *pc = buf + n, *relf = buf + 2 * n, *relc = buf + 3 * n;
-  xs_dataset_predict(pf, pc, d, p);
+  double *relf = buf, *relc = buf + n;
   for (size_t i = 0; i < n; i++) {
     const xs_sample* s = &d->s[i];
     key[i] = (pt_key){s->transport, s->K, s->V, s->G, s->seq, i};
@@ -334,7 +403,7 @@ xs_result xs_model_evaluate_points(xs_error_stats* fluid, xs_error_stats* closed
     for (; j < n && point_order(&key[i], &key[j]) == 0; j++) {
       size_t r = key[j].row;
       meas += d->s[r].t_iss_ns, sf += pf[r], sc += pc[r];
-      in &= !mask || mask[r] == want;
+      in &= sel[r];
     }
     if (in && meas > 0) relf[m] = sf / meas - 1.0, relc[m] = sc / meas - 1.0, m++;
     i = j;

@@ -494,7 +494,6 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   size_t N = xs_dataset_size(d);
   xs_result res = XS_OK;
   uint8_t* mark = malloc(N + 1);
-  uint8_t* tmask = malloc(N + 1);
   double* work = NULL;
   size_t* seq_order = NULL;
   fit_ctx c;
@@ -503,8 +502,7 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   c.rk = c.relax = o.refine >= 3;
   c.rows = malloc((N + 1) * sizeof *c.rows);
   c.pred = malloc((N + 1) * sizeof *c.pred);
-  if (!mark || !tmask || !c.rows || !c.pred)
-    XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", N);
+  if (!mark || !c.rows || !c.pred) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "fit: %zu rows", N);
   XSI_CHECK_GOTO(xsi_seq_order(&seq_order, &c.nseq, S, N), res, fail);
   c.seq_order = seq_order;
   XSI_CHECK_GOTO(split_rows(mark, S, N, &o), res, fail);
@@ -597,30 +595,12 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
     XSI_FAIL(res, XS_ERR_NUMERIC, fail, "fit did not converge to a valid profile: %s",
              xs_last_error());
   if (report) {
-    xs_fit_report rp;
-    memset(&rp, 0, sizeof rp);
+    xs_fit_report rp; /* the held-out figures, then the fitted rows' */
+    XSI_CHECK_GOTO(xs_model_score(&rp, d, &p, mark, 1), res, fail);
     rp.iterations = iters;
-    for (size_t i = 0; i < N; i++) {
+    for (size_t i = 0; i < N; i++)
       rp.n_fit += mark[i] == 0;
-      rp.n_holdout += mark[i] == 1;
-      tmask[i] = 0;
-      if (mark[i] != 1) continue;
-      double gmin = 0;
-      xs_plan_min_free_gap(&gmin, &p, S[i].K, S[i].V);
-      if (xsi_finite(gmin) && gmin > 0 && fabs(S[i].G - gmin) <= 0.5 * gmin) tmask[i] = 1;
-    }
     XSI_CHECK_GOTO(xs_model_evaluate(&rp.fluid_fit, &rp.closed_fit, d, &p, mark, 0), res, fail);
-    XSI_CHECK_GOTO(xs_model_evaluate(&rp.fluid_holdout, &rp.closed_holdout, d, &p, mark, 1), res,
-                   fail);
-    XSI_CHECK_GOTO(
-        xs_model_evaluate(&rp.fluid_transition, &rp.closed_transition, d, &p, tmask, 1), res,
-        fail);
-    XSI_CHECK_GOTO(xs_model_evaluate_points(&rp.fluid_point_holdout, &rp.closed_point_holdout, d,
-                                            &p, mark, 1),
-                   res, fail);
-    XSI_CHECK_GOTO(xs_model_evaluate_points(&rp.fluid_point_transition,
-                                            &rp.closed_point_transition, d, &p, tmask, 1),
-                   res, fail);
     residuals(work, &c, th);
     double ss = 0;
     for (size_t i = 0; i < c.n; i++) ss += work[i] * work[i];
@@ -630,9 +610,9 @@ xs_result xs_model_fit(xs_link_profile* out, xs_fit_report* report, uint8_t* hol
   if (holdout)
     for (size_t i = 0; i < N; i++) holdout[i] = mark[i] == 1;
   *out = p;
-  free(mark), free(tmask), free(c.rows), free(work), free(c.pred), free(seq_order);
+  free(mark), free(c.rows), free(work), free(c.pred), free(seq_order);
   return XS_OK;
 fail:
-  free(mark), free(tmask), free(c.rows), free(work), free(c.pred), free(seq_order);
+  free(mark), free(c.rows), free(work), free(c.pred), free(seq_order);
   return res;
 }

@@ -1289,13 +1289,7 @@ xs_result xs_calib_analyse_ref(xs_link_profile* profile, xs_calib_report* rep,
     XSI_CHECK_GOTO(xs_model_fit(profile, &rep->fit, hold, ds, &fo), res, done);
   }
   if (reference) { /* the same held-out rows and points as rep->fit's */
-    XSI_CHECK_GOTO(xs_model_evaluate(&rep->ref_fluid_holdout, &rep->ref_closed_holdout, ds,
-                                     reference, hold, 1),
-                   res, done);
-    XSI_CHECK_GOTO(xs_model_evaluate_points(&rep->ref_fluid_point_holdout,
-                                            &rep->ref_closed_point_holdout, ds, reference, hold,
-                                            1),
-                   res, done);
+    XSI_CHECK_GOTO(xs_model_score(&rep->ref, ds, reference, hold, 1), res, done);
     rep->ref_scored = 1;
   }
   XSI_CHECK_GOTO(xs_calib_transitions(rep->trans, XS_CALIB_MAX_PAIRS, &rep->ntrans,

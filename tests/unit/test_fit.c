@@ -506,6 +506,21 @@ static void check_on_second_machine(const char* name, const char* csv, double me
   XT_CHECK(f.n > 500);
   XT_CHECK_MSG(f.median <= med_max && f.p90 <= p90_max, "%s on %s: fluid median %.4f p90 %.4f",
                name, csv, f.median, f.p90);
+  /* xs_model_score (one prediction, every figure) agrees with the single evaluations */
+  xs_fit_report sc;
+  XT_CHECK(xs_model_score(&sc, d, &e, NULL, 0) == XS_OK);
+  xs_error_stats fr, cr, fp, cp;
+  XT_CHECK(xs_model_evaluate(&fr, &cr, d, &e, NULL, 0) == XS_OK);
+  XT_CHECK(xs_model_evaluate_points(&fp, &cp, d, &e, NULL, 0) == XS_OK);
+  XT_EQ_INT((long)sc.n_holdout, (long)xs_dataset_size(d));
+  XT_NEAR(sc.fluid_holdout.p90, fr.p90, 1e-15);
+  XT_NEAR(sc.closed_holdout.median, cr.median, 1e-15);
+  XT_NEAR(sc.fluid_point_holdout.median, fp.median, 1e-15);
+  XT_NEAR(sc.closed_point_holdout.p90, cp.p90, 1e-15);
+  XT_CHECK(sc.fluid_transition.n > 0 && sc.fluid_transition.n < sc.fluid_holdout.n);
+  XT_CHECK(sc.fluid_point_transition.n > 0 &&
+           sc.fluid_point_transition.n < sc.fluid_point_holdout.n);
+  XT_EQ_INT((long)sc.n_fit, 0);
   /* and the fluid model beats the closed form there, as on the fitted machine */
   XT_CHECK_MSG(f.p90 < c.p90, "%s: fluid p90 %.4f, closed form %.4f", name, f.p90, c.p90);
   xs_dataset_destroy(d);

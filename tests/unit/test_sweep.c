@@ -623,19 +623,19 @@ static void test_analyse(void) {
     XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &fit) ==
              XS_OK);
     XT_EQ_INT(r2.ref_scored, 1);
-    XT_EQ_INT((long)r2.ref_fluid_holdout.n, (long)rep.fit.fluid_holdout.n);
-    XT_NEAR(r2.ref_fluid_holdout.median, rep.fit.fluid_holdout.median, 1e-12);
-    XT_NEAR(r2.ref_fluid_holdout.p90, rep.fit.fluid_holdout.p90, 1e-12);
-    XT_NEAR(r2.ref_closed_holdout.p90, rep.fit.closed_holdout.p90, 1e-12);
-    XT_EQ_INT((long)r2.ref_fluid_point_holdout.n, (long)rep.fit.fluid_point_holdout.n);
-    XT_NEAR(r2.ref_fluid_point_holdout.median, rep.fit.fluid_point_holdout.median, 1e-12);
+    XT_EQ_INT((long)r2.ref.fluid_holdout.n, (long)rep.fit.fluid_holdout.n);
+    XT_NEAR(r2.ref.fluid_holdout.median, rep.fit.fluid_holdout.median, 1e-12);
+    XT_NEAR(r2.ref.fluid_holdout.p90, rep.fit.fluid_holdout.p90, 1e-12);
+    XT_NEAR(r2.ref.closed_holdout.p90, rep.fit.closed_holdout.p90, 1e-12);
+    XT_EQ_INT((long)r2.ref.fluid_point_holdout.n, (long)rep.fit.fluid_point_holdout.n);
+    XT_NEAR(r2.ref.fluid_point_holdout.median, rep.fit.fluid_point_holdout.median, 1e-12);
     XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &p) ==
              XS_OK);
-    XT_CHECK_MSG(r2.ref_fluid_holdout.median < 0.02, "generator: %g", r2.ref_fluid_holdout.median);
+    XT_CHECK_MSG(r2.ref.fluid_holdout.median < 0.02, "generator: %g", r2.ref.fluid_holdout.median);
     XT_CHECK(xs_profile_default(&nv, "h200-nvlink") == XS_OK);
     XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &nv) ==
              XS_OK);
-    XT_CHECK_MSG(r2.ref_fluid_holdout.median > 0.2, "nvlink: %g", r2.ref_fluid_holdout.median);
+    XT_CHECK_MSG(r2.ref.fluid_holdout.median > 0.2, "nvlink: %g", r2.ref.fluid_holdout.median);
     bad.R = -1;
     XT_CHECK(xs_calib_analyse_ref(&again, &r2, NULL, NULL, rows, n, "host", 0.2, 12345u, &bad) ==
              XS_ERR_INVALID_ARG);
