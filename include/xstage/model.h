@@ -355,6 +355,14 @@ typedef struct xs_fusion_prediction {
   long first_stall_tile;  /* -1 if none */
   double max_backlog;     /* bytes */
   double min_free_gap_ns; /* the gap a tile would need for no stall */
+  /* The same with the producers spread out (free-running CTAs: after the first tile, which all
+   * store at once, their tile ends drift apart and the stage sees a stream, not bursts; measured
+   * with xbench's free-running producers, docs/model.md §10): the first tile as above, then each
+   * later tile costs a producer its compute plus the issue of its own share from idle (T0 of one
+   * producer), unless the link is the bottleneck (the later tiles' bytes at R(K)). The lockstep
+   * fused_ns above is the upper bound of a fused kernel, this one about its lower. */
+  double fused_spread_ns;
+  double overhead_spread_frac;
 } xs_fusion_prediction;
 
 xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,

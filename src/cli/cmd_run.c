@@ -15,11 +15,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One catalogue workload's burst pattern measured on this GPU (run_measure): the overhead of
+ * the stores over the compute alone, and the prediction of the profile for the gap the producers
+ * really computed (the FMA loop's gap is measured, not assumed). ok = 0: not measured. */
+typedef struct run_meas {
+  int ok;
+  double gap_ns;       /* measured compute per tile (median of the runs) */
+  double ovh;          /* measured: (slowest producer's end + one gap) / (tiles x gap) - 1 */
+  double pred, lo, hi; /* predicted (lockstep) at gap_ns, and with the room 1.1x / 0.9x */
+  double spread;       /* predicted with the producers spread out, at gap_ns */
+} run_meas;
+
 /* The report of `xstage run` for a list of profiles (the first is the one calibrated on this
  * machine when a GPU is present). device: a line describing the device or its absence.
+ * meas[pi] (may be NULL): the catalogue measured on the profile's link (run_measure).
  * Prints to stdout; returns the exit code. */
 int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
-               const char* device, int json);
+               const char* device, const run_meas* const* meas, int json);
 
 static char g_buf[32];
 
@@ -50,7 +62,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
   const xs_workload* cat;
   size_t n;
   xs_catalogue(&cat, &n);
-  int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0, edge = 0;
+  int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0, edge = 0, spread_hurts = 0;
   double worst = 0, best_other = 0;
   const char* worst_name = "";
   for (size_t i = 0; i < n; i++) {
@@ -59,6 +71,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
     if (xs_predict_fusion(&fp, p, &cat[i]) != XS_OK) continue;
     total++;
     hurts += fp.overhead_frac > 0.10;
+    spread_hurts += fp.overhead_spread_frac > 0.10;
     double lo, hi;
     overhead_band(&lo, &hi, p, &cat[i]);
     edge += (lo > 0.10) != (hi > 0.10); /* the verdict flips within the capacity's spread */
@@ -92,6 +105,11 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
               linkbound ? "elsewhere" : "there");
     fprintf(f, ".\n");
   }
+  if (spread_hurts < hurts)
+    fprintf(f,
+            "  With the CTAs' tile ends spread out (free-running CTAs, column spread) it hurts "
+            "in %d of them: the lockstep figures are the upper bound.\n",
+            spread_hurts);
   if (edge)
     fprintf(f,
             "  At the stage's capacity: the verdict of %d shape%s flips with a room 10%% larger "
@@ -101,7 +119,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
 }
 
 int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
-               const char* device, int json) {
+               const char* device, const run_meas* const* meas, int json) {
   const xs_workload* cat;
   size_t n;
   xs_catalogue(&cat, &n);
@@ -118,9 +136,9 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
     } else {
       printf("\n");
       mcli_describe(stdout, labels[pi], p);
-      printf("%-22s %4s %9s %9s %9s %9s %7s %13s %9s %6s  %-17s %9s\n", "workload", "K", "burst",
-             "bytes", "compute", "fused", "ovh%", "Q+-10%", "serial", "vs ser", "regime",
-             "free gap");
+      printf("%-22s %4s %9s %9s %9s %9s %7s %13s %7s %8s %9s %6s  %-17s %9s\n", "workload", "K",
+             "burst", "bytes", "compute", "fused", "ovh%", "Q+-10%", "spread", "measured", "serial",
+             "vs ser", "regime", "free gap");
     }
     for (size_t i = 0; i < n; i++) {
       const xs_workload* w = &cat[i];
@@ -132,26 +150,37 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
       }
       double lo, hi;
       overhead_band(&lo, &hi, p, w);
-      char band[32];
+      char band[32], mjs[512] = "", mtxt[16] = "-";
       snprintf(band, sizeof band, "%.1f-%.1f%%", 100 * lo, 100 * hi);
+      const run_meas* m = meas && meas[pi] && meas[pi][i].ok ? &meas[pi][i] : NULL;
+      if (m) {
+        snprintf(mjs, sizeof mjs,
+                 "\"measured\": {\"gap_ns\": %.17g, \"overhead_frac\": %.17g, "
+                 "\"predicted_overhead_frac\": %.17g, \"room_plus10\": %.17g, "
+                 "\"room_minus10\": %.17g, \"predicted_spread_overhead_frac\": %.17g}, ",
+                 m->gap_ns, m->ovh, m->pred, m->lo, m->hi, m->spread);
+        snprintf(mtxt, sizeof mtxt, "%.1f%%", 100 * m->ovh);
+      }
       if (json)
         printf("      {\"name\": \"%s\", \"kind\": \"%s\", \"K\": %g, \"burst_bytes\": %.17g, "
                "\"total_bytes\": %.17g, \"compute_ns\": %.17g, \"fused_ns\": %.17g, "
                "\"fused_mean_ns\": %.17g, \"overhead_frac\": %.17g, \"serial_ns\": %.17g, "
                "\"speedup_vs_serial\": %.17g, \"regime\": \"%s\", \"first_stall_tile\": %ld, "
                "\"min_free_gap_ns\": %.17g, \"overhead_frac_room_plus10\": %.17g, "
-               "\"overhead_frac_room_minus10\": %.17g, \"note\": \"%s\"}%s\n",
+               "\"overhead_frac_room_minus10\": %.17g, \"fused_spread_ns\": %.17g, "
+               "\"overhead_spread_frac\": %.17g, %s\"note\": \"%s\"}%s\n",
                w->name, w->kind, w->K, w->K * w->bytes_per_tile, f.total_bytes, f.compute_ns,
                f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
                xs_regime_name(f.regime), f.first_stall_tile,
-               isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, lo, hi, w->note,
-               i + 1 < n ? "," : "");
+               isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, lo, hi, f.fused_spread_ns,
+               f.overhead_spread_frac, mjs, w->note, i + 1 < n ? "," : "");
       else
-        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %13s %9s %5.2fx  %-17s %9s\n", w->name, w->K,
-               cli_fmt_bytes(a, 32, w->K * w->bytes_per_tile), cli_fmt_bytes(b, 32, f.total_bytes),
-               cli_fmt_ns(c, 32, f.compute_ns), cli_fmt_ns(d, 32, f.fused_ns),
-               100 * f.overhead_frac, band, cli_fmt_ns(e, 32, f.serial_ns), f.speedup_vs_serial,
-               xs_regime_name(f.regime), cli_fmt_ns(g, 32, f.min_free_gap_ns));
+        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %13s %6.1f%% %8s %9s %5.2fx  %-17s %9s\n",
+               w->name, w->K, cli_fmt_bytes(a, 32, w->K * w->bytes_per_tile),
+               cli_fmt_bytes(b, 32, f.total_bytes), cli_fmt_ns(c, 32, f.compute_ns),
+               cli_fmt_ns(d, 32, f.fused_ns), 100 * f.overhead_frac, band,
+               100 * f.overhead_spread_frac, mtxt, cli_fmt_ns(e, 32, f.serial_ns),
+               f.speedup_vs_serial, xs_regime_name(f.regime), cli_fmt_ns(g, 32, f.min_free_gap_ns));
     }
     if (json) printf("    ]}%s\n", pi + 1 < nprof ? "," : "");
   }
@@ -159,10 +188,35 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
     printf("  ]\n}\n");
     return 0;
   }
-  printf("\n(fused: the slowest CTA; ovh%%: fused over compute alone; Q+-10%%: ovh%% with the "
-         "stage's room 10%% larger / smaller, the spread of Q between calibrations; serial: "
-         "compute, then the same bytes at R; vs ser: serial / fused; free gap: compute per tile "
-         "that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
+  printf("\n(fused: the slowest CTA, every CTA storing each tile at once (lockstep); ovh%%: fused "
+         "over compute alone; Q+-10%%: ovh%% with the stage's room 10%% larger / smaller, the "
+         "spread of Q between calibrations; spread: ovh%% with the CTAs' tile ends spread out "
+         "after the first tile, as free-running CTAs drift; measured: on this GPU, by xbench; "
+         "serial: compute, then the same bytes at R; vs ser: serial / fused; free gap: compute "
+         "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
+  for (int pi = 0; pi < nprof; pi++) {
+    if (!meas || !meas[pi]) continue;
+    int nm = 0, between = 0, same = 0;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+      const run_meas* m = &meas[pi][i];
+      if (!m->ok) continue;
+      nm++;
+      /* between the spread and the lockstep predictions (either order: where the link binds
+       * they meet), with 1 point of overhead for the measurement's own noise */
+      double a = fmin(m->spread, m->pred), z = fmax(m->spread, m->hi);
+      between += m->ovh >= a - 0.01 && m->ovh <= z + 0.01;
+      same += (m->ovh > 0.10) == (m->spread > 0.10);
+      worst = fmax(worst, fabs(m->ovh - m->spread));
+    }
+    if (nm)
+      printf("Measured on this GPU, %s (each workload's bursts and compute gaps run by xbench's "
+             "free-running producers, median of 3; column measured): between the spread and the "
+             "lockstep predictions (+-1 point) in %d of %d; the spread prediction at the measured "
+             "gap is within %.1f points of the measurement and gives its verdict (more or less "
+             "than 10%%) in %d of %d.\n",
+             labels[pi], between, nm, 100 * worst, same, nm);
+  }
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
     for (int pi = 0; pi < nprof; pi++) verdict(stdout, profiles[pi], labels[pi], kinds[k]);
@@ -227,11 +281,79 @@ static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_target targe
   return 0;
 }
 
+/* The "run" of the main job on a GPU: every catalogue workload's burst pattern (K producers,
+ * K x bytes_per_tile per burst, compute_ns_per_tile of FMA work between bursts,
+ * tiles_per_producer bursts) measured on `target` by xbench's free-running producers (what a
+ * fused kernel's CTAs do: compute, store, compute, ...; a stall delays the next compute), three
+ * times. Fused time = the slowest producer's end + the first tile's compute (xbench starts with
+ * a burst); overhead = fused / (tiles x gap) - 1, with the gap the producers measured. m gets
+ * one entry per catalogue workload (ok = 0 where K exceeds this GPU's SMs). 0, or 1 after
+ * printing the failure. */
+static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, xs_target target) {
+  const xs_workload* cat;
+  size_t n;
+  xs_catalogue(&cat, &n);
+  memset(m, 0, n * sizeof *m);
+  xs_xbench* b = NULL;
+  xs_result r = xs_xbench_create(&b, 0, target, 0);
+  if (r != XS_OK) return cli_fail(c, r, "measuring the catalogue");
+  int sms = 0;
+  xs_xbench_info(&sms, NULL, b);
+  char tn[32];
+  xs_target_name(tn, sizeof tn, target);
+  for (size_t i = 0; i < n && r == XS_OK; i++) {
+    const xs_workload* w = &cat[i];
+    if (w->K > sms || w->tiles_per_producer > XS_XBENCH_MAX_BURSTS) continue;
+    cli_progress(tn, (double)i / (double)n);
+    xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
+    cfg.target = target, cfg.K = (int)w->K, cfg.V = w->K * w->bytes_per_tile;
+    cfg.gap_ns = w->compute_ns_per_tile, cfg.bursts = (int)w->tiles_per_producer;
+    cfg.sync_mode = XS_SYNC_FREE, cfg.gap_mode = XS_GAP_FMA;
+    double ovh[3], gap[3];
+    for (int k = 0; k < 3 && r == XS_OK; k++) {
+      xs_xbench_summary sm;
+      memset(&sm, 0, sizeof sm);
+      sm.size = sizeof sm;
+      if ((r = xs_xbench_measure(NULL, NULL, &sm, b, &cfg)) != XS_OK) break;
+      gap[k] = cfg.bursts > 1 && sm.gap_measured_ns > 0 ? sm.gap_measured_ns : cfg.gap_ns;
+      ovh[k] = (sm.total_ns + gap[k]) / (cfg.bursts * gap[k]) - 1.0;
+    }
+    if (r != XS_OK) break;
+    /* medians of three */
+    for (int x = 0; x < 2; x++)
+      for (int y = x + 1; y < 3; y++) {
+        if (ovh[y] < ovh[x]) {
+          double t = ovh[x];
+          ovh[x] = ovh[y], ovh[y] = t;
+        }
+        if (gap[y] < gap[x]) {
+          double t = gap[x];
+          gap[x] = gap[y], gap[y] = t;
+        }
+      }
+    xs_workload at = *w;
+    at.compute_ns_per_tile = gap[1];
+    xs_fusion_prediction f;
+    if (xs_predict_fusion(&f, p, &at) != XS_OK) continue;
+    m[i].ok = 1, m[i].gap_ns = gap[1], m[i].ovh = ovh[1], m[i].pred = f.overhead_frac;
+    m[i].spread = f.overhead_spread_frac;
+    overhead_band(&m[i].lo, &m[i].hi, p, &at);
+  }
+  cli_progress_done();
+  xs_xbench_destroy(b);
+  if (r != XS_OK) return cli_fail(c, r, "measuring the catalogue");
+  return 0;
+}
+
 int cmd_run(int argc, char** argv) {
   static cli_opt opts[] = {
-      {"profile", "FILE|NAME", "host-path profile to use instead of calibrating (default: "
-                               "calibrate with a GPU, else the embedded h200-host)", NULL},
+      {"profile", "FILE|NAME",
+       "host-path profile to use instead of calibrating (default: "
+       "calibrate with a GPU, else the embedded h200-host)",
+       NULL},
       {"no-calibrate", NULL, "never calibrate, even with a GPU", NULL},
+      {"no-measure", NULL,
+       "with a GPU, do not run the catalogue's burst patterns (predictions only)", NULL},
       {"out", "DIR", "where calibration writes its CSV, profile and plot (default xstage-out)",
        NULL},
       {"json", NULL, "print JSON", NULL},
@@ -278,9 +400,24 @@ int cmd_run(int argc, char** argv) {
     snprintf(device, sizeof device, "no GPU: CPU-only predictions from the %s profile(s)",
              given ? "given" : "embedded");
   }
+  /* run: the catalogue's burst patterns on the links this machine has (host path; GPU 0 -> 1) */
+  static run_meas mh[64], mn[64];
+  const run_meas* meas[2] = {NULL, NULL};
+  const xs_workload* cat;
+  size_t ncat;
+  xs_catalogue(&cat, &ncat);
+  if (gpu[0] && !cli_flag(&c, "no-measure") && ncat <= 64) {
+    fprintf(stderr, "xstage run: running the catalogue's burst patterns (xbench, free-running)\n");
+    if (run_measure(mh, &c, &host, (xs_target){XS_TARGET_HOST, -1})) return 1;
+    meas[0] = mh;
+    if (cli_gpu_count() >= 2) {
+      if (run_measure(mn, &c, &nvlink, (xs_target){XS_TARGET_PEER, 1})) return 1;
+      meas[1] = mn;
+    }
+  }
   const xs_link_profile* profs[2] = {&host, &nvlink};
   const char* labels[2] = {label, nv_label};
-  rc = run_report(profs, labels, 2, device, json);
+  rc = run_report(profs, labels, 2, device, meas, json);
   if (rc || json) return rc;
   xs_balance_summary_t bs;
   if (xs_balance_summary(&bs) == XS_OK)

@@ -127,12 +127,13 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
   xs_fusion_prediction f;
   memset(&f, 0, sizeof f);
   f.first_stall_tile = -1;
-  double b = 0, t = 0, tmean = 0;
+  double b = 0, t = 0, tmean = 0, first = 0;
   /* The K producers as one aggregate issuer: compute a tile (the gap), then store it. */
   for (long k = 0; k < w->tiles_per_producer; k++) {
     b = fmax(0.0, b - l.R * G);
     double e, st;
     double T = xsi_burst_time(&l, b, V, &e, NULL, &st);
+    if (k == 0) first = G + T;
     if (st > 0 && f.first_stall_tile < 0) f.first_stall_tile = k;
     f.max_backlog = fmax(f.max_backlog, e);
     t += G + T;
@@ -149,6 +150,14 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
    * moves at the profile's R, not at R(K) (the drain-rate refinement, docs/model.md §12) */
   f.serial_ns = f.compute_ns + f.total_bytes / p->R;
   f.speedup_vs_serial = f.serial_ns / f.fused_ns;
+  {
+    xsi_link one = xsi_link_of(p, 1.0);
+    double later = (double)(w->tiles_per_producer - 1);
+    f.fused_spread_ns =
+        first + fmax(later * (G + xsi_t0(&one, w->bytes_per_tile)), later * V / l.R);
+    f.overhead_spread_frac =
+        f.compute_ns > 0 ? (f.fused_spread_ns - f.compute_ns) / f.compute_ns : INFINITY;
+  }
   xs_steady s;
   XSI_CHECK(xs_fluid_periodic(&s, p, w->K, V, G));
   f.regime = s.regime;

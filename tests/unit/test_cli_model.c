@@ -197,6 +197,7 @@ static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("run"), 0);
   /* both embedded profiles are measured ones (NVLink since session 8) */
   XT_CHECK(strstr(g_out, "Q+-10%") && strstr(g_out, "At the stage's capacity"));
+  XT_CHECK(strstr(g_out, " spread ") && strstr(g_out, "the lockstep figures are the upper bound"));
   XT_CHECK(strstr(g_out, "host, st.global.v4; calibrated") &&
            strstr(g_out, "peer:1, st.global.v4; calibrated") && !strstr(g_out, "NOT calibrated") &&
            strstr(g_out, "moe-deepseek-v3") &&
@@ -227,6 +228,10 @@ static void test_plan_run_cli(void) {
       xs_profile_scale_rooms(&q, &h, 0.9);
       xs_predict_fusion(&f, &q, &cat[i]);
       XT_NEAR(hi, f.overhead_frac, 1e-9);
+      double sp = -1;
+      XT_CHECK(xsi_json_get_number(&sp, wl->items[i], "overhead_spread_frac", 0, "json") == XS_OK);
+      xs_predict_fusion(&f, &h, &cat[i]);
+      XT_NEAR(sp, f.overhead_spread_frac, 1e-9);
     }
   }
   xsi_json_free(js);

@@ -154,6 +154,19 @@ static void test_fusion(void) {
       XT_EQ_INT(f.first_stall_tile, s.first_stall);
       XT_NEAR(f.compute_ns, nt * w->compute_ns_per_tile, 1e-12);
       XT_NEAR(f.serial_ns, f.compute_ns + f.total_bytes / p.R, 1e-12);
+      /* spread producers: the first tile as in lockstep, then per tile the compute plus one
+       * producer's own issue from idle, or the link at R(K), whichever is longer */
+      {
+        double t1 = 0, rk = 0, later = (double)(nt - 1), V = w->K * w->bytes_per_tile;
+        XT_CHECK(xs_t0_iss(&t1, &p, 1, w->bytes_per_tile) == XS_OK);
+        XT_CHECK(xs_drain_rate(&rk, &p, w->K) == XS_OK);
+        double want = bs[0].gap_ns + r[0].t_iss_ns +
+                      fmax(later * (w->compute_ns_per_tile + t1), later * V / rk);
+        XT_NEAR(f.fused_spread_ns, want, 1e-9);
+        XT_NEAR(f.overhead_spread_frac, f.fused_spread_ns / f.compute_ns - 1, 1e-9);
+        if (nt == 1) XT_NEAR(f.fused_spread_ns, f.fused_ns, 1e-12);
+        XT_CHECK(f.fused_spread_ns >= f.compute_ns);
+      }
       XT_CHECK(f.fused_mean_ns <= f.fused_ns * (1 + 1e-12) && f.fused_ns >= f.compute_ns);
       free(bs);
       free(r);
