@@ -196,26 +196,23 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
   for (int pi = 0; pi < nprof; pi++) {
     if (!meas || !meas[pi]) continue;
-    int nm = 0, between = 0, same = 0;
-    double worst = 0;
+    int nm = 0, same = 0;
+    double slo = INFINITY, shi = 0, llo = INFINITY, lhi = 0; /* measured / predicted fused time */
     for (size_t i = 0; i < n; i++) {
       const run_meas* m = &meas[pi][i];
       if (!m->ok) continue;
       nm++;
-      /* between the spread and the lockstep predictions (either order: where the link binds
-       * they meet), with 1 point of overhead for the measurement's own noise */
-      double a = fmin(m->spread, m->pred), z = fmax(m->spread, m->hi);
-      between += m->ovh >= a - 0.01 && m->ovh <= z + 0.01;
+      double rs = (1 + m->ovh) / (1 + m->spread), rl = (1 + m->ovh) / (1 + m->pred);
+      slo = fmin(slo, rs), shi = fmax(shi, rs), llo = fmin(llo, rl), lhi = fmax(lhi, rl);
       same += (m->ovh > 0.10) == (m->spread > 0.10);
-      worst = fmax(worst, fabs(m->ovh - m->spread));
     }
     if (nm)
       printf("Measured on this GPU, %s (each workload's bursts and compute gaps run by xbench's "
-             "free-running producers, median of 3; column measured): between the spread and the "
-             "lockstep predictions (+-1 point) in %d of %d; the spread prediction at the measured "
-             "gap is within %.1f points of the measurement and gives its verdict (more or less "
-             "than 10%%) in %d of %d.\n",
-             labels[pi], between, nm, 100 * worst, same, nm);
+             "free-running producers, median of 3; column measured): fused time measured / "
+             "predicted at the measured gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in "
+             "lockstep; the spread prediction gives the measurement's verdict (more or less than "
+             "10%%) in %d of %d.\n",
+             labels[pi], slo, shi, llo, lhi, same, nm);
   }
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
