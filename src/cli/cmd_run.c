@@ -3,10 +3,11 @@
  * CPU part (this file): load the link profiles (embedded, or --profile FILE), and predict for
  * every workload of the built-in catalogue what fusing its remote stores costs, on the host
  * (PCIe) path and on NVLink (both embedded profiles calibrated on H200s), each also with the
- * stage's room +-10 % (the spread of fitted capacities between calibrations). The GPU part plugs
- * in before the report: if a GPU is present, calibrate the host path (and, with a second GPU,
- * GPU 0 -> GPU 1) first and pass the fitted profiles to run_report() in place of the embedded
- * ones. */
+  * stage's room +-10 % (the spread of fitted capacities between calibrations) and with the CTAs'
+ * tile ends spread out. The GPU part plugs in before the report: if a GPU is present, calibrate
+ * the host path (and, with a second GPU, GPU 0 -> GPU 1) first and pass the fitted profiles to
+ * run_report() in place of the embedded ones, then run every catalogue workload's bursts on
+ * those links (run_measure) and report the measurements beside the predictions. */
 #include "cli/model_cli.h"
 
 #include <errno.h>
