@@ -130,6 +130,18 @@ static void stats_json(const char* k, const xs_error_stats* s, int last) {
          k, s->n, s->median, s->p90, s->max, s->mean, last ? "" : ",");
 }
 
+/* --holdout (lower bound hold_lo), --seed and --transport into *o; 0, or 2 after the usage error.
+ */
+static int fit_options(const cli_cmd* c, xs_fit_options* o, double hold_lo) {
+  double seed;
+  if (cli_get_double(c, "holdout", 0.2, hold_lo, 0.9, &o->holdout_fraction) ||
+      cli_get_double(c, "seed", 12345, 0, 9007199254740992.0, &seed))
+    return 2;
+  o->seed = (uint64_t)seed;
+  o->transport = cli_get_str(c, "transport", NULL);
+  return 0;
+}
+
 static int model_fit(int argc, char** argv) {
   static cli_opt opts[] = {
       {"out", "FILE", "write the fitted profile JSON here (also -o FILE; required)", NULL},
@@ -145,12 +157,7 @@ static int model_fit(int argc, char** argv) {
   const char* out = cli_get_str(&c, "out", NULL);
   if (!out) return cli_error(&c, "missing -o FILE (where to write the profile)");
   xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
-  double seed;
-  if (cli_get_double(&c, "holdout", 0.2, 0, 0.9, &o.holdout_fraction) ||
-      cli_get_double(&c, "seed", 12345, 0, 9007199254740992.0, &seed))
-    return 2;
-  o.seed = (uint64_t)seed;
-  o.transport = cli_get_str(&c, "transport", NULL);
+  if (fit_options(&c, &o, 0)) return 2;
   xs_dataset* d = NULL;
   xs_result r = xs_dataset_load(&d, c.pos[0]);
   if (r != XS_OK) return cli_fail(&c, r, "cannot load the measurements");
@@ -251,12 +258,7 @@ static int model_check(int argc, char** argv) {
   if (rc >= 0) return rc;
   int json = cli_flag(&c, "json"), refit = cli_flag(&c, "refit");
   xs_fit_options o = XS_FIT_OPTIONS_INITIALIZER;
-  double seed;
-  if (cli_get_double(&c, "holdout", 0.2, 0.05, 0.9, &o.holdout_fraction) ||
-      cli_get_double(&c, "seed", 12345, 0, 9007199254740992.0, &seed))
-    return 2;
-  o.seed = (uint64_t)seed;
-  o.transport = cli_get_str(&c, "transport", NULL);
+  if (fit_options(&c, &o, 0.05)) return 2; /* --refit needs held-out rows */
   xs_link_profile p;
   if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &p)) return 1;
   xs_dataset* d = NULL;
