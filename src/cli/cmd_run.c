@@ -27,12 +27,21 @@ typedef struct run_meas {
   double spread;       /* predicted with the producers spread out, at gap_ns */
 } run_meas;
 
-/* The report of `xstage run` for a list of profiles (the first is the one calibrated on this
- * machine when a GPU is present). device: a line describing the device or its absence.
- * meas[pi] (may be NULL): the catalogue measured on the profile's link (run_measure).
+/* One link of the report: its profile and label, the catalogue measured on it (run_measure;
+ * NULL: not measured) and its calibration in this run (NULL: none) with the embedded profile
+ * `ref` scored beside it. */
+typedef struct run_link {
+  const xs_link_profile* profile;
+  const char* label;
+  const run_meas* meas;
+  const xs_calib_report* cal;
+  const char* ref;
+} run_link;
+
+/* The report of `xstage run` for a list of links (the first is the host path, calibrated on
+ * this machine when a GPU is present). device: a line describing the device or its absence.
  * Prints to stdout; returns the exit code. */
-int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
-               const char* device, const run_meas* const* meas, int json);
+int run_report(const run_link* links, int nlinks, const char* device, int json);
 
 static char g_buf[32];
 
@@ -119,24 +128,44 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
             edge, edge > 1 ? "s" : "", edge > 1 ? "them" : "it");
 }
 
-int run_report(const xs_link_profile* const* profiles, const char* const* labels, int nprof,
-               const char* device, const run_meas* const* meas, int json) {
+static void json_stats(const char* key, const xs_error_stats* st, const char* sep) {
+  printf("\"%s\": {\"n\": %zu, \"median\": %.6g, \"p90\": %.6g}%s", key, st->n, st->median, st->p90,
+         sep);
+}
+
+int run_report(const run_link* links, int nlinks, const char* device, int json) {
   const xs_workload* cat;
   size_t n;
   xs_catalogue(&cat, &n);
   char a[32], b[32], c[32], d[32], e[32], g[32];
   if (json) printf("{\n  \"device\": \"%s\",\n  \"profiles\": [\n", device);
   else printf("xstage run: X-Stage predictions for fused remote stores\ndevice: %s\n", device);
-  for (int pi = 0; pi < nprof; pi++) {
-    const xs_link_profile* p = profiles[pi];
+  for (int pi = 0; pi < nlinks; pi++) {
+    const xs_link_profile* p = links[pi].profile;
     if (json) {
       char* js = NULL;
       xs_profile_to_json(&js, p);
-      printf("    {\"label\": \"%s\", \"profile\": %s, \"workloads\": [\n", labels[pi], js ? js : "null");
+      printf("    {\"label\": \"%s\", \"profile\": %s, ", links[pi].label, js ? js : "null");
+      const xs_calib_report* cr = links[pi].cal;
+      if (cr) {
+        printf("\"calibration\": {\"sequences\": %zu, \"wall_s\": %.6g, \"R_meas_gbps\": %.6g, "
+               "\"copy_engine_gbps\": %.6g, ",
+               cr->n_points, cr->wall_s, cr->R_meas, cr->memcpy_d2h);
+        json_stats("fluid_holdout", &cr->fit.fluid_holdout, ", ");
+        json_stats("fluid_point_holdout", &cr->fit.fluid_point_holdout, ", ");
+        json_stats("closed_holdout", &cr->fit.closed_holdout, "");
+        if (cr->ref_scored) {
+          printf(", \"embedded_%s_on_the_same_rows\": {", links[pi].ref);
+          json_stats("fluid_holdout", &cr->ref.fluid_holdout, ", ");
+          json_stats("fluid_point_holdout", &cr->ref.fluid_point_holdout, "}");
+        }
+        printf("}, ");
+      }
+      printf("\"workloads\": [\n");
       free(js);
     } else {
       printf("\n");
-      mcli_describe(stdout, labels[pi], p);
+      mcli_describe(stdout, links[pi].label, p);
       printf("%-22s %4s %9s %9s %9s %9s %7s %13s %7s %8s %9s %6s  %-17s %9s\n", "workload", "K",
              "burst", "bytes", "compute", "fused", "ovh%", "Q+-10%", "spread", "measured", "serial",
              "vs ser", "regime", "free gap");
@@ -153,7 +182,7 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
       overhead_band(&lo, &hi, p, w);
       char band[32], mjs[512] = "", mtxt[16] = "-";
       snprintf(band, sizeof band, "%.1f-%.1f%%", 100 * lo, 100 * hi);
-      const run_meas* m = meas && meas[pi] && meas[pi][i].ok ? &meas[pi][i] : NULL;
+      const run_meas* m = links[pi].meas && links[pi].meas[i].ok ? &links[pi].meas[i] : NULL;
       if (m) {
         snprintf(mjs, sizeof mjs,
                  "\"measured\": {\"gap_ns\": %.17g, \"overhead_frac\": %.17g, "
@@ -183,7 +212,7 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
                100 * f.overhead_spread_frac, mtxt, cli_fmt_ns(e, 32, f.serial_ns),
                f.speedup_vs_serial, xs_regime_name(f.regime), cli_fmt_ns(g, 32, f.min_free_gap_ns));
     }
-    if (json) printf("    ]}%s\n", pi + 1 < nprof ? "," : "");
+    if (json) printf("    ]}%s\n", pi + 1 < nlinks ? "," : "");
   }
   if (json) {
     printf("  ]\n}\n");
@@ -195,12 +224,12 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
          "after the first tile, as free-running CTAs drift; measured: on this GPU, by xbench; "
          "serial: compute, then the same bytes at R; vs ser: serial / fused; free gap: compute "
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
-  for (int pi = 0; pi < nprof; pi++) {
-    if (!meas || !meas[pi]) continue;
+  for (int pi = 0; pi < nlinks; pi++) {
+    if (!links[pi].meas) continue;
     int nm = 0, same = 0;
     double slo = INFINITY, shi = 0, llo = INFINITY, lhi = 0; /* measured / predicted fused time */
     for (size_t i = 0; i < n; i++) {
-      const run_meas* m = &meas[pi][i];
+      const run_meas* m = &links[pi].meas[i];
       if (!m->ok) continue;
       nm++;
       double rs = (1 + m->ovh) / (1 + m->spread), rl = (1 + m->ovh) / (1 + m->pred);
@@ -213,11 +242,12 @@ int run_report(const xs_link_profile* const* profiles, const char* const* labels
              "predicted at the measured gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in "
              "lockstep; the spread prediction gives the measurement's verdict (more or less than "
              "10%%) in %d of %d.\n",
-             labels[pi], slo, shi, llo, lhi, same, nm);
+             links[pi].label, slo, shi, llo, lhi, same, nm);
   }
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
-    for (int pi = 0; pi < nprof; pi++) verdict(stdout, profiles[pi], labels[pi], kinds[k]);
+    for (int pi = 0; pi < nlinks; pi++)
+      verdict(stdout, links[pi].profile, links[pi].label, kinds[k]);
   /* NOTE: measured accuracy of these predictions on a fused kernel, stated beside them (the
    * figures are docs/results/gemm-remote-h200.md's, 2026-11-29 and 30, H200s) */
   printf("\nChecked on a fused kernel (the GEMM engine storing every tile remotely, 3-4 shapes, "
@@ -237,8 +267,8 @@ static void run_progress(void* arg, const char* what, double fraction) {
  * NVLink) with the --quick sweep, write its CSV/profile/plot under out_dir, and say how well
  * the model predicted the held-out points, beside the embedded profile `ref` on the same rows.
  * Returns 0 and fills *out, or prints the failure and returns 1. */
-static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_target target, const char* ref,
-                         const char* out_dir, int json) {
+static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_calib_report* rep,
+                         xs_target target, const char* ref, const char* out_dir, int json) {
   xs_calib_config cfg = XS_CALIB_CONFIG_INITIALIZER;
   cfg.target = target;
   cfg.level = XS_CALIB_QUICK;
@@ -250,31 +280,31 @@ static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_target targe
    * targets is the model's or the quick sweep's noise (session 18: both score alike) */
   xs_link_profile embedded;
   if (xs_profile_default(&embedded, ref) == XS_OK) cfg.reference = &embedded;
-  xs_calib_report rep;
-  memset(&rep, 0, sizeof rep);
-  rep.size = sizeof rep;
+  memset(rep, 0, sizeof *rep);
+  rep->size = sizeof *rep;
   char tn[32];
   xs_target_name(tn, sizeof tn, target);
   fprintf(stderr, "xstage run: calibrating the %s path (quick sweep, <= 60 s)\n", tn);
-  xs_result r = xs_calibrate(out, &rep, &cfg);
+  xs_result r = xs_calibrate(out, rep, &cfg);
   cli_progress_done();
   if (r != XS_OK) return cli_fail(c, r, "calibration");
   FILE* f = json ? stderr : stdout;
   fprintf(f,
           "calibration of %s: %zu sequences in %.1f s; R %.1f GB/s (cudaMemcpy%s %.1f GB/s); "
           "held-out |error| median/p90: fluid %.1f%%/%.1f%%, closed form %.1f%%/%.1f%%\n",
-          tn, rep.n_points, rep.wall_s, rep.R_meas, target.kind == XS_TARGET_HOST ? " D2H" : "Peer",
-          rep.memcpy_d2h, 100 * rep.fit.fluid_holdout.median, 100 * rep.fit.fluid_holdout.p90,
-          100 * rep.fit.closed_holdout.median, 100 * rep.fit.closed_holdout.p90);
+          tn, rep->n_points, rep->wall_s, rep->R_meas,
+          target.kind == XS_TARGET_HOST ? " D2H" : "Peer", rep->memcpy_d2h,
+          100 * rep->fit.fluid_holdout.median, 100 * rep->fit.fluid_holdout.p90,
+          100 * rep->fit.closed_holdout.median, 100 * rep->fit.closed_holdout.p90);
   fprintf(f, "  held-out points (total issue time of each sequence): fluid %.1f%%/%.1f%%",
-          100 * rep.fit.fluid_point_holdout.median, 100 * rep.fit.fluid_point_holdout.p90);
-  if (rep.ref_scored)
+          100 * rep->fit.fluid_point_holdout.median, 100 * rep->fit.fluid_point_holdout.p90);
+  if (rep->ref_scored)
     fprintf(f, "; the embedded %s on the same rows %.1f%%/%.1f%%, points %.1f%%/%.1f%%", ref,
-            100 * rep.ref.fluid_holdout.median, 100 * rep.ref.fluid_holdout.p90,
-            100 * rep.ref.fluid_point_holdout.median, 100 * rep.ref.fluid_point_holdout.p90);
+            100 * rep->ref.fluid_holdout.median, 100 * rep->ref.fluid_holdout.p90,
+            100 * rep->ref.fluid_point_holdout.median, 100 * rep->ref.fluid_point_holdout.p90);
   fprintf(f, "\n");
-  if (rep.profile_path[0]) fprintf(f, "calibration files: %s, %s, %s\n", rep.csv_path,
-                                   rep.profile_path, rep.svg_path);
+  if (rep->profile_path[0])
+    fprintf(f, "calibration files: %s, %s, %s\n", rep->csv_path, rep->profile_path, rep->svg_path);
   return 0;
 }
 
@@ -358,9 +388,10 @@ int cmd_run(int argc, char** argv) {
   if (mcli_profile(&c, given, "h200-host", &host)) return 1;
   if (mcli_profile(&c, NULL, "h200-nvlink", &nvlink)) return 1;
   char gpu[128] = "", device[256];
-  const char* label = given ? given : "h200-host";
-  const char* nv_label = "h200-nvlink";
-  int nv_calibrated = 0;
+
+  run_link links[2] = {{&host, given ? given : "h200-host", NULL, NULL, "h200-host"},
+                       {&nvlink, "h200-nvlink", NULL, NULL, "h200-nvlink"}};
+  static xs_calib_report cal[2];
   if (cli_have_gpu(gpu, sizeof gpu) && !given && !cli_flag(&c, "no-calibrate")) {
     const char* out = cli_get_str(&c, "out", "xstage-out");
     if (mkdir(out, 0755) != 0 && errno != EEXIST) {
@@ -368,15 +399,16 @@ int cmd_run(int argc, char** argv) {
       return 1;
     }
     fprintf(stderr, "xstage run: GPU found (%s)\n", gpu);
-    if (run_calibrate(&c, &host, (xs_target){XS_TARGET_HOST, -1}, "h200-host", out, json)) return 1;
-    label = "host (calibrated now)";
+    if (run_calibrate(&c, &host, &cal[0], (xs_target){XS_TARGET_HOST, -1}, "h200-host", out, json))
+      return 1;
+    links[0].label = "host (calibrated now)", links[0].cal = &cal[0];
     snprintf(device, sizeof device, "%s: host path calibrated in this run", gpu);
     /* with a second GPU, GPU 0 -> GPU 1 too (NVLink on an HGX board). A failure there (no peer
      * access, ...) leaves the embedded NVLink profile in place, said so, and the run goes on */
     if (cli_gpu_count() >= 2) {
-      if (run_calibrate(&c, &nvlink, (xs_target){XS_TARGET_PEER, 1}, "h200-nvlink", out, json) ==
-          0) {
-        nv_label = "peer:1 (calibrated now)", nv_calibrated = 1;
+      if (run_calibrate(&c, &nvlink, &cal[1], (xs_target){XS_TARGET_PEER, 1}, "h200-nvlink", out,
+                        json) == 0) {
+        links[1].label = "peer:1 (calibrated now)", links[1].cal = &cal[1];
         snprintf(device, sizeof device, "%s: host path and GPU 0 -> GPU 1 calibrated in this run",
                  gpu);
       } else {
@@ -393,26 +425,23 @@ int cmd_run(int argc, char** argv) {
   }
   /* run: the catalogue's burst patterns on the links this machine has (host path; GPU 0 -> 1) */
   static run_meas mh[64], mn[64];
-  const run_meas* meas[2] = {NULL, NULL};
   const xs_workload* cat;
   size_t ncat;
   xs_catalogue(&cat, &ncat);
   if (gpu[0] && !cli_flag(&c, "no-measure") && ncat <= 64) {
     fprintf(stderr, "xstage run: running the catalogue's burst patterns (xbench, free-running)\n");
     if (run_measure(mh, &c, &host, (xs_target){XS_TARGET_HOST, -1})) return 1;
-    meas[0] = mh;
+    links[0].meas = mh;
     /* GPU 0 -> GPU 1 where it was calibrated in this run; a failure there is reported and the
      * report goes on with predictions only for that link */
-    if (nv_calibrated) {
+    if (links[1].cal) {
       if (run_measure(mn, &c, &nvlink, (xs_target){XS_TARGET_PEER, 1}) == 0)
-        meas[1] = mn;
+        links[1].meas = mn;
       else
         fprintf(stderr, "xstage run: peer:1 not measured; its predictions stand alone\n");
     }
   }
-  const xs_link_profile* profs[2] = {&host, &nvlink};
-  const char* labels[2] = {label, nv_label};
-  rc = run_report(profs, labels, 2, device, meas, json);
+  rc = run_report(links, 2, device, json);
   if (rc || json) return rc;
   xs_balance_summary_t bs;
   if (xs_balance_summary(&bs) == XS_OK)
