@@ -192,6 +192,24 @@ static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("plan max-burst --K 32 --G 20us"), 0);
   XT_EQ_INT(xs("plan split --K 32 --V 16MB --window 400us"), 0);
   XT_EQ_INT(xs("plan fusion --workload moe-deepseek-v3"), 0);
+  XT_CHECK(strstr(g_out, "spread out after the first tile") != NULL);
+  XT_EQ_INT(xs_json("plan fusion --workload moe-deepseek-v3 --profile h200-nvlink --json"), 0);
+  {
+    double sp = -1;
+    xsi_json* pj = NULL;
+    XT_CHECK(xsi_json_parse(&pj, g_out, strlen(g_out), "stdout") == XS_OK &&
+             xsi_json_get_number(&sp, pj, "overhead_spread_frac", 0, "stdout") == XS_OK);
+    xsi_json_free(pj);
+    const xs_workload* cat;
+    size_t ncat;
+    xs_link_profile nv;
+    xs_fusion_prediction f;
+    xs_catalogue(&cat, &ncat);
+    xs_profile_default(&nv, "h200-nvlink");
+    XT_CHECK(xs_predict_fusion(&f, &nv, &cat[0]) == XS_OK &&
+             !strcmp(cat[0].name, "moe-deepseek-v3"));
+    XT_NEAR(sp, f.overhead_spread_frac, 1e-12);
+  }
   XT_EQ_INT(xs("plan fusion --workload nope"), 2);
   XT_EQ_INT(xs("plan fusion --tiles 0"), 2);
   XT_EQ_INT(xs("run"), 0);
