@@ -363,6 +363,12 @@ typedef struct xs_fusion_prediction {
    * fused_ns above is the upper bound of a fused kernel, this one about its lower. */
   double fused_spread_ns;
   double overhead_spread_frac;
+  /* What is still in the stage when the last producer's issue ends (lockstep), at R(K). The
+   * fused times above end when the last store is issued (what the producers see); a kernel's
+   * completion (an event after it) also waits for its stores to land: compare event-timed
+   * kernels with fused_ns + drain_ns (fused_spread_ns + drain_ns: at most, since spread
+   * producers end their last tiles apart). docs/model.md §10. */
+  double drain_ns;
 } xs_fusion_prediction;
 
 xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,

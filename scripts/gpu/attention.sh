@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attention.sh — issue 7 on the H200, from the repo root, with ./build already built (no rebuild):
 # SASS check (HGMMA), a v2 smoke run, tests/gpu/test_attention, `xstage bench attention` on the
-# DiT shapes (+ d=64, causal; hook variants: map, map + flags "hbm", host), and cuDNN/flash
+# DiT shapes (+ d=64, causal; hook variants: map, map + flags "hbm", host + flags, "hostmap"
+# = host without flags, the host rows beside the X-Stage model's prediction), and cuDNN/flash
 # through torch SDPA beside ours (bench/attention_cudnn.py). Everything is logged to
 # "$OUT/attention.log"; a summary table is printed last. About 150 s at most: every step has
 # its own timeout.
@@ -66,7 +67,7 @@ step "cudnn vs ours (torch SDPA)" "$left" "$PY" bench/attention_cudnn.py --bin "
   echo
   echo "=== attention summary ($(( $(date +%s) - t_start )) s; log: $LOG)"
   printf "%b" "$SUM"
-  echo "--- TFLOP/s rows (version hook ms TFLOP/s vs_plain wrong)"
+  echo "--- TFLOP/s rows (version hook ms TFLOP/s vs_plain, the model's lockstep and spread vs_plain for host rows, wrong)"
   grep -E '^# attention fwd|^v[0-9]' "$LOG"
   echo "--- cuDNN comparison"
   sed -n '/=== cudnn vs ours/,$p' "$LOG" | grep -E '^[0-9]+,|^# worst|^shape' || echo "(none)"

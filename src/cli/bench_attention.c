@@ -2,14 +2,21 @@
  * epilogue hook variants, with correctness counted in the same run (nccl-tests style #wrong).
  *
  *   xstage bench attention --B 1 --H 24 --S 4608 --d 128 [--Skv N] [--causal] [--version N]
- *                          [--hook none|map|hbm|host|all] [--reps N] [--json]
+ *                          [--hook none|map|hbm|host|hostmap|all] [--reps N] [--profile P]
+ *                          [--json]
  *
  * Rows: one per version (plain epilogue: O stored to its own [B, S, H, d] tensor), then for the
  * last version the hook variants: `map` = destination map onto a second HBM region, no flags
  * (what the map's stores cost); `hbm` = the same map plus a per-tile flag (release, system
  * scope; the issue's <= 2 % target); `host` = 8 destinations of S/8 tokens each, the first in
  * HBM and the other 7 in host-mapped memory (the Ulysses shape with W = 8, 7/8 of the output
- * crossing PCIe), also with flags. FLOPs = 4 B H S Skv d, halved when causal.
+ * crossing PCIe), also with flags; `hostmap` = the same without flags (what the flags cost).
+ * FLOPs = 4 B H S Skv d, halved when causal.
+ * The host rows also carry the X-Stage model's prediction of their vs_plain (xs_predict_fusion
+ * with --profile, default the embedded h200-host; K = the persistent CTAs, one tile per burst of
+ * 7/8 of a tile's bytes, the gap = the plain time per tile of a CTA, plus the stage's final drain,
+ * as the kernel ends when its stores have landed): `lockstep` (every CTA storing at once: the
+ * upper bound of the overhead) and `spread` (the CTAs' tile ends drifted apart).
  * `vs_plain` of a hook row: 5 rounds of (plain batch, hook batch) back to back, the median of
  * the per-round time ratios, so clock or temperature drift between rows cancels; its `ms` is
  * the median hook batch.
@@ -18,6 +25,7 @@
  * cuDNN numbers come from bench/attention_cudnn.py, which runs this command.
  */
 #include "cli/cli.h"
+#include "cli/model_cli.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,11 +35,13 @@
 #include <cuda_runtime.h>
 
 #define PAT_N ((size_t)1 << 20) /* elements in the random input pattern */
+#define NHOOK 4                 /* map, hbm, host, hostmap */
 
 typedef struct bench_row {
   int version;
   const char* hook;
   double ms, tflops, vs_plain;
+  double pred_lock, pred_spread; /* host rows: the model's vs_plain (NAN elsewhere) */
   long long wrong;
 } bench_row;
 
@@ -101,6 +111,30 @@ static xs_result time_forward(double* ms, double* ratio, const xs_attn_args* a,
 }
 
 /* Elements of got (host copy) differing from ref beyond bf16 tolerance. */
+/* The X-Stage model's vs_plain for a host row: K = the persistent CTAs (grid = min(tiles, SMs),
+ * as the kernel launches), each CTA's tile one burst of 7/8 of the tile's bytes (7 of 8 shards are
+ * host-mapped), the gap = the plain time of one of a CTA's tiles. */
+static void predict_host(bench_row* row, const xs_link_profile* prof, const xs_attn_args* a,
+                         int64_t nt, double plain_ms) {
+  int dev = 0, sms = 0;
+  if (plain_ms <= 0 || cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    return;
+  int64_t ctas = nt < sms ? nt : sms, per = (nt + ctas - 1) / ctas;
+  xs_workload w = XS_WORKLOAD_INITIALIZER;
+  snprintf(w.name, sizeof w.name, "attention H=%d S=%d", a->H, a->S);
+  snprintf(w.kind, sizeof w.kind, "ulysses");
+  w.K = (int)ctas;
+  w.bytes_per_tile = 7.0 / 8.0 * XS_ATTN_TILE_M * a->head_dim * 2;
+  w.compute_ns_per_tile = plain_ms * 1e6 / (double)per;
+  w.tiles_per_producer = per;
+  xs_fusion_prediction fp;
+  if (xs_predict_fusion(&fp, prof, &w) != XS_OK) return;
+  /* the kernel's time ends when its last stores have landed: + the stage's drain */
+  row->pred_lock = fp.compute_ns / (fp.fused_ns + fp.drain_ns);
+  row->pred_spread = fp.compute_ns / (fp.fused_spread_ns + fp.drain_ns);
+}
+
 static long long count_off(const uint16_t* got, const uint16_t* ref, size_t n) {
   long long bad = 0;
   for (size_t i = 0; i < n; i++) {
@@ -119,8 +153,10 @@ int cli_bench_attention(int argc, char** argv) {
       {"d", "N", "head dim, 64 or 128 (default 128)", NULL},
       {"causal", NULL, "causal mask (top-left)", NULL},
       {"version", "N", "0 = every version (default), else 1..2", NULL},
-      {"hook", "KIND", "none, map, hbm, host or all (default all): epilogue variants", NULL},
+      {"hook", "KIND", "none, map, hbm, host, hostmap or all (default all): epilogue variants",
+       NULL},
       {"reps", "N", "launches per timed batch, 3 batches (default: ~0.1 s each)", NULL},
+      {"profile", "P", "link profile for the host rows' prediction (default h200-host)", NULL},
       {"json", NULL, "print one JSON object instead of the table", NULL},
   };
   cli_cmd c =
@@ -137,10 +173,14 @@ int cli_bench_attention(int argc, char** argv) {
   if (d != 64 && d != 128) return cli_error(&c, "--d must be 64 or 128");
   const char* hook = cli_get_str(&c, "hook", "all");
   int all = !strcmp(hook, "all");
-  int do_hook[3] = {all || !strcmp(hook, "map"), all || !strcmp(hook, "hbm"),
-                    all || !strcmp(hook, "host")};
-  if (!do_hook[0] && !do_hook[1] && !do_hook[2] && strcmp(hook, "none"))
-    return cli_error(&c, "--hook: none, map, hbm, host or all");
+  static const char* const hook_names[NHOOK] = {"map", "hbm", "host", "hostmap"};
+  int do_hook[NHOOK], any_hook = 0;
+  for (int i = 0; i < NHOOK; i++)
+    any_hook += do_hook[i] = all || !strcmp(hook, hook_names[i]);
+  if (!any_hook && strcmp(hook, "none"))
+    return cli_error(&c, "--hook: none, map, hbm, host, hostmap or all");
+  xs_link_profile prof;
+  if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &prof)) return 1;
   int causal = cli_flag(&c, "causal"), json = cli_flag(&c, "json");
   char gpu[256];
   if (!cli_have_gpu(gpu, sizeof gpu)) {
@@ -153,7 +193,8 @@ int cli_bench_attention(int argc, char** argv) {
   void *q = NULL, *k = NULL, *v = NULL, *o = NULL, *o2 = NULL, *hostbuf = NULL;
   uint32_t* flags = NULL;
   uint16_t *ref = NULL, *plain = NULL, *got = NULL, *pat = NULL;
-  bench_row rows[XS_ATTN_VERSIONS + 3];
+  bench_row rows[XS_ATTN_VERSIONS + NHOOK];
+  double plain_ms = 0; /* the last version's plain time (the host rows' prediction) */
   int nrows = 0, ret = 1;
   xs_result r = XS_OK;
   xs_attn_args a = XS_ATTN_ARGS_INITIALIZER;
@@ -213,6 +254,7 @@ int cli_bench_attention(int argc, char** argv) {
     bench_row* row = &rows[nrows++];
     row->version = vv;
     row->hook = "plain";
+    row->pred_lock = row->pred_spread = NAN;
     row->wrong = -1;
     r = time_forward(&row->ms, NULL, &a, NULL, (int)reps, 3);
     if (r != XS_OK) {
@@ -222,6 +264,7 @@ int cli_bench_attention(int argc, char** argv) {
     }
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     row->vs_plain = 1.0;
+    plain_ms = row->ms;
     cudaMemcpy(plain, o, nq * 2, cudaMemcpyDeviceToHost);
     /* Against version 1 when it ran; else against itself: then only NaN (an element left
      * unwritten, still poisoned) counts as wrong. */
@@ -234,12 +277,11 @@ int cli_bench_attention(int argc, char** argv) {
   }
   if (!last) goto done;
   a.version = last;
-  static const char* const hook_names[3] = {"map", "hbm", "host"};
-  for (int hk = 0; hk < 3; hk++) {
+  for (int hk = 0; hk < NHOOK; hk++) {
     if (!do_hook[hk]) continue;
     xs_attn_args h = a;
     h.o = NULL;
-    h.epilogue.tile_flags = hk == 0 ? NULL : flags;
+    h.epilogue.tile_flags = hk == 0 || hk == 3 ? NULL : flags;
     h.epilogue.flag_value = 1;
     if (hk < 2) { /* a second HBM region, O's layout */
       h.epilogue.num_dst = 1;
@@ -264,10 +306,12 @@ int cli_bench_attention(int argc, char** argv) {
       cudaMemset(o2, 0xFF, nq * 2);
       memset(hostbuf, 0xFF, 7 * per * 2);
     }
-    if (hk > 0) cudaMemset(flags, 0, nt * 4);
+    if (h.epilogue.tile_flags) cudaMemset(flags, 0, nt * 4);
     bench_row* row = &rows[nrows++];
     row->version = last;
     row->hook = hook_names[hk];
+    row->pred_lock = row->pred_spread = NAN;
+    if (hk >= 2) predict_host(row, &prof, &a, nt, plain_ms);
     r = time_forward(&row->ms, &row->vs_plain, &h, &a, (int)reps, 5);
     if (r != XS_OK) {
       nrows--;
@@ -298,7 +342,7 @@ int cli_bench_attention(int argc, char** argv) {
     for (size_t i = 0; i < nq; i++)
       wrong += got[i] != plain[i];
     /* Every flag raised (counted as wrong otherwise). */
-    if (hk > 0) {
+    if (h.epilogue.tile_flags) {
       uint32_t* hf = (uint32_t*)got; /* nq * 2 bytes >= nt * 4: a tile has >= 64 elements */
       cudaMemcpy(hf, flags, nt * 4, cudaMemcpyDeviceToHost);
       for (int64_t i = 0; i < nt; i++)
@@ -314,20 +358,35 @@ done:
       printf("{\"gpu\": \"%s\", \"B\": %ld, \"H\": %ld, \"S\": %ld, \"Skv\": %ld, \"d\": %ld, "
              "\"causal\": %d, \"gflop\": %.3f, \"rows\": [",
              gpu, B, H, S, Skv, d, causal, flops / 1e9);
-      for (int i = 0; i < nrows; i++)
+      for (int i = 0; i < nrows; i++) {
         printf("%s{\"version\": %d, \"hook\": \"%s\", \"ms\": %.4f, \"tflops\": %.2f, "
-               "\"vs_plain\": %.4f, \"wrong\": %lld}",
+               "\"vs_plain\": %.4f, ",
                i ? ", " : "", rows[i].version, rows[i].hook, rows[i].ms, rows[i].tflops,
-               rows[i].vs_plain, rows[i].wrong);
+               rows[i].vs_plain);
+        if (!isnan(rows[i].pred_lock))
+          printf("\"pred_lockstep\": %.4f, \"pred_spread\": %.4f, ", rows[i].pred_lock,
+                 rows[i].pred_spread);
+        printf("\"wrong\": %lld}", rows[i].wrong);
+      }
       printf("]}\n");
     } else {
       printf("# attention fwd on %s: B=%ld H=%ld S=%ld Skv=%ld d=%ld causal=%d  (%.1f GFLOP)\n",
              gpu, B, H, S, Skv, d, causal, flops / 1e9);
-      printf("%-8s %-6s %10s %9s %9s %8s\n", "version", "hook", "ms", "TFLOP/s", "vs_plain",
-             "wrong");
-      for (int i = 0; i < nrows; i++)
-        printf("v%-7d %-6s %10.4f %9.1f %9.3f %8lld\n", rows[i].version, rows[i].hook, rows[i].ms,
-               rows[i].tflops, rows[i].vs_plain, rows[i].wrong);
+      printf("%-8s %-8s %10s %9s %9s %9s %9s %8s\n", "version", "hook", "ms", "TFLOP/s", "vs_plain",
+             "lockstep", "spread", "wrong");
+      for (int i = 0; i < nrows; i++) {
+        char pl[16] = "-", ps[16] = "-";
+        if (!isnan(rows[i].pred_lock)) {
+          snprintf(pl, sizeof pl, "%.3f", rows[i].pred_lock);
+          snprintf(ps, sizeof ps, "%.3f", rows[i].pred_spread);
+        }
+        printf("v%-7d %-8s %10.4f %9.1f %9.3f %9s %9s %8lld\n", rows[i].version, rows[i].hook,
+               rows[i].ms, rows[i].tflops, rows[i].vs_plain, pl, ps, rows[i].wrong);
+      }
+      if (do_hook[2] || do_hook[3])
+        printf("# lockstep, spread: the X-Stage model's vs_plain for the host rows (%s, R %.1f "
+               "GB/s): every CTA storing its tile at once / the CTAs' tile ends spread out\n",
+               prof.transport[0] ? prof.transport : "profile", prof.R);
     }
     for (int i = 0; i < nrows; i++)
       if (rows[i].wrong != 0 && rows[i].wrong != -1) ret = 1;

@@ -118,12 +118,12 @@ int cmd_plan(int argc, char** argv) {
           "%.17g, \"tiles\": %ld, \"compute_ns\": %.17g, \"fused_ns\": %.17g, \"fused_mean_ns\": "
           "%.17g, \"overhead_frac\": %.17g, \"serial_ns\": %.17g, \"speedup_vs_serial\": %.17g, "
           "\"regime\": \"%s\", \"first_stall_tile\": %ld, \"min_free_gap_ns\": %.17g, "
-          "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g}\n",
+          "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g}\n",
           w.name, w.K, w.bytes_per_tile, w.compute_ns_per_tile, w.tiles_per_producer, f.compute_ns,
           f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
           xs_regime_name(f.regime), f.first_stall_tile,
           isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, f.fused_spread_ns,
-          f.overhead_spread_frac);
+          f.overhead_spread_frac, f.drain_ns);
     else {
       printf("%s: %g producers x %ld tiles, %s per tile after %s of compute\n", w.name, w.K,
              w.tiles_per_producer, cli_fmt_bytes(a, 32, w.bytes_per_tile),
@@ -134,6 +134,10 @@ int cmd_plan(int argc, char** argv) {
       printf("  with the CTAs' tile ends spread out after the first tile (free-running CTAs; the "
              "line above has them store each tile at once): fused %s, overhead %.1f%%\n",
              cli_fmt_ns(a, 32, f.fused_spread_ns), 100 * f.overhead_spread_frac);
+      printf("  the stage then still holds %s of drain: a kernel ends (its stores landed) at "
+             "%s lockstep, at most %s spread\n",
+             cli_fmt_ns(a, 32, f.drain_ns), cli_fmt_ns(b, 32, f.fused_ns + f.drain_ns),
+             cli_fmt_ns(d, 32, f.fused_spread_ns + f.drain_ns));
       printf("  compute then transfer at R: %s -> fused is %.2fx %s\n", cli_fmt_ns(a, 32, f.serial_ns),
              f.speedup_vs_serial >= 1 ? f.speedup_vs_serial : 1 / f.speedup_vs_serial,
              f.speedup_vs_serial >= 1 ? "faster" : "slower");

@@ -142,6 +142,7 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
   }
   f.compute_ns = (double)w->tiles_per_producer * G;
   f.fused_ns = t;
+  f.drain_ns = b / l.R; /* the last burst's backlog: the stage empties at R(K) */
   f.fused_mean_ns = tmean;
   f.overhead_ns = t - f.compute_ns;
   f.overhead_frac = f.compute_ns > 0 ? f.overhead_ns / f.compute_ns : INFINITY;

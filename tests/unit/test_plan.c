@@ -150,6 +150,14 @@ static void test_fusion(void) {
       double mean = 0;
       for (size_t t = 0; t < nt; t++) mean += bs[t].gap_ns + r[t].t_iss_mean_ns;
       XT_NEAR(f.fused_ns, s.total_ns, 1e-12);
+      /* completion: the last burst's backlog drained at R(K) */
+      {
+        double rk = 0;
+        XT_CHECK(xs_drain_rate(&rk, &p, w->K) == XS_OK);
+        XT_NEAR(f.drain_ns, r[nt - 1].backlog_end / rk, 1e-9);
+        XT_NEAR(f.fused_ns + f.drain_ns, s.drain_end_ns, 1e-9);
+        XT_CHECK(f.drain_ns > 0);
+      }
       XT_NEAR(f.fused_mean_ns, mean, 1e-12);
       XT_EQ_INT(f.first_stall_tile, s.first_stall);
       XT_NEAR(f.compute_ns, nt * w->compute_ns_per_tile, 1e-12);
