@@ -39,6 +39,11 @@ typedef enum xs_flavour {
 typedef enum xs_gap_mode {
   XS_GAP_FMA = 0,  /* the gap is real work: an FMA loop calibrated to G ns at session start */
   XS_GAP_SPIN = 1, /* the gap is a %globaltimer spin of G ns */
+  XS_GAP_LOAD = 2, /* the gap reads memory: 16-byte loads from a 16 MiB device buffer (L2), a
+                    * loop calibrated to G ns with K CTAs loading, before the first run at K. A
+                    * fused kernel's compute reads memory, and an SM whose remote stores are
+                    * queued hardly loads: with this gap the compute stretches while the stage
+                    * drains, as it does in a real kernel (docs/model.md §10) */
 } xs_gap_mode;
 
 typedef enum xs_sync_mode {
@@ -186,6 +191,7 @@ typedef struct xs_xbench_summary {
   double total_ns;         /* E_last - S_0 */
   double skew_max_ns;      /* largest start skew between producers over the bursts */
   double fma_iters_per_ns; /* the session's FMA calibration */
+  double load_iters_per_ns; /* the load-gap calibration at this K (0: no load gaps) */
   double sm_clock_ghz;     /* clock64 cycles per globaltimer ns, measured in this run */
   double timer_res_ns;     /* smallest non-zero %globaltimer step seen by the session */
   double kernel_ms;        /* host-measured kernel time (cudaEvent) */

@@ -22,7 +22,8 @@ static cli_opt g_opts[] = {
      NULL},
     {"device", "N", "CUDA device (default 0)", NULL},
     {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
-    {"gap-mode", "M", "fma | spin (default fma)", NULL},
+    {"gap-mode", "M",
+     "fma | spin | load (default fma; load: the gap reads L2, as a kernel's compute does)", NULL},
     {"sync", "M",
      "clock | sync | free (default clock: after one start barrier burst b of every producer "
      "starts at t0 + b*P on %globaltimer, P = T0 + G, or at once when late; sync puts a grid "

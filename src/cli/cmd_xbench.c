@@ -17,7 +17,8 @@ static cli_opt g_opts[] = {
     {"bursts", "N", "bursts in the sequence (default 32)", NULL},
     {"flavour", "F", "st | relaxed | release | tma (default st)", NULL},
     {"flag", NULL, "end each producer's burst with a release flag (red.release.sys.add)", NULL},
-    {"gap-mode", "M", "fma | spin (default fma)", NULL},
+    {"gap-mode", "M",
+     "fma | spin | load (default fma; load: the gap reads L2, as a kernel's compute does)", NULL},
     {"sync", "M",
      "clock | sync | free (default clock: after one start barrier burst b of every producer "
      "starts at t0 + b*P on %globaltimer, or at once when late; sync: a grid barrier before "
@@ -71,6 +72,7 @@ static void print_json(const xs_xbench_config* c, const xs_xbench_summary* s,
   NUM("rate_gbps", s->rate_gbps), xsi_sb_puts(&sb, ", ");
   NUM("timer_res_ns", s->timer_res_ns), xsi_sb_puts(&sb, ", ");
   NUM("sm_clock_ghz", s->sm_clock_ghz), xsi_sb_puts(&sb, ", ");
+  NUM("load_iters_per_ns", s->load_iters_per_ns), xsi_sb_puts(&sb, ", ");
   NUM("kernel_ms", s->kernel_ms), xsi_sb_puts(&sb, ", ");
   xsi_sb_printf(&sb, "\"bytes_checked\": %ld, \"bytes_wrong\": %ld, ", s->bytes_checked,
                 s->bytes_wrong);
@@ -231,9 +233,14 @@ int cmd_xbench(int argc, char** argv) {
            xs_gap_mode_name(cfg.gap_mode), cfg.flag ? ", flag" : "", cfg.K,
            cli_fmt_bytes(v1, sizeof v1, s.V), s.per_producer, cli_fmt_ns(g1, sizeof g1, G),
            cli_fmt_ns(g2, sizeof g2, s.gap_measured_ns), cfg.bursts);
-    printf(
-        "# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms\n",
-        s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
+    printf("# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms",
+           s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
+    if (cfg.gap_mode == XS_GAP_LOAD)
+      printf(", load gap %.4f iterations/ns (calibrated with K CTAs loading; measured gaps longer "
+             "than G are "
+             "the compute stalled behind its SM's queued stores)",
+             s.load_iters_per_ns);
+    printf("\n");
     if (clock)
       printf("# clock mode: burst b scheduled at S_b = t0 + b*P, P = %.3f us (no barrier; a late "
              "producer starts at once); T_iss = E_b - max(S_b, E_{b-1}), gap_us = the gap "

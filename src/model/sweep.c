@@ -22,7 +22,10 @@ const char* xs_flavour_name(xs_flavour f) {
   return (unsigned)f < XS_FLAVOUR_COUNT ? g_flavours[f] : "unknown";
 }
 const char* xs_gap_mode_name(xs_gap_mode m) {
-  return m == XS_GAP_FMA ? "fma" : m == XS_GAP_SPIN ? "spin" : "unknown";
+  return m == XS_GAP_FMA    ? "fma"
+         : m == XS_GAP_SPIN ? "spin"
+         : m == XS_GAP_LOAD ? "load"
+                            : "unknown";
 }
 const char* xs_sync_mode_name(xs_sync_mode m) {
   return m == XS_SYNC_GRID    ? "sync"
@@ -50,8 +53,10 @@ xs_result xs_gap_mode_parse(xs_gap_mode* out, const char* s) {
     *out = XS_GAP_FMA;
   else if (!strcmp(s, "spin"))
     *out = XS_GAP_SPIN;
+  else if (!strcmp(s, "load"))
+    *out = XS_GAP_LOAD;
   else
-    return xsi_set_error(XS_ERR_INVALID_ARG, "unknown gap mode '%s' (known: fma, spin)", s);
+    return xsi_set_error(XS_ERR_INVALID_ARG, "unknown gap mode '%s' (known: fma, spin, load)", s);
   return XS_OK;
 }
 

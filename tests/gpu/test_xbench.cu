@@ -155,12 +155,13 @@ static void test_bytes_peer(void) {
   XT_EQ_INT(xs_memcpy_peer_bandwidth(&out, &in, 0, peers, 0, 4096, 1), XS_ERR_INVALID_ARG);
 }
 
-/* Modes: free-running producers, spin gaps; the realised gap follows the nominal one. */
+/* Modes: free-running producers, spin and load gaps; the realised gap follows the nominal one. */
 static void test_modes_and_gaps(void) {
-  for (int m = 0; m < 4; m++) {
+  static const xs_gap_mode gm[3] = {XS_GAP_FMA, XS_GAP_SPIN, XS_GAP_LOAD};
+  for (int m = 0; m < 6; m++) {
     xs_xbench_config c = base_cfg(XS_TARGET_HOST, -1);
     c.sync_mode = m & 1 ? XS_SYNC_FREE : XS_SYNC_GRID;
-    c.gap_mode = m & 2 ? XS_GAP_SPIN : XS_GAP_FMA;
+    c.gap_mode = gm[m >> 1];
     c.K = 16, c.V = 262144, c.bursts = 12, c.gap_ns = 20000;
     xs_xbench_summary s;
     xs_xbench_burst b[12];
@@ -169,8 +170,12 @@ static void test_modes_and_gaps(void) {
     XT_CHECK_MSG(res == XS_OK, "%s", xs_last_error());
     if (res != XS_OK) continue;
     check_stamps(st, &c);
-    /* spin: at least G; FMA: calibrated at session start, within a factor (clocks move) */
+    /* spin: at least G; FMA and load: calibrated (at session start / the first load run),
+     * within a factor (clocks move; 256 KiB bursts of 16 CTAs leave the stage unfilled) */
     double lo = c.gap_mode == XS_GAP_SPIN ? 0.99 : 0.6, hi = 2.5;
+    if (c.gap_mode == XS_GAP_LOAD)
+      XT_CHECK_MSG(s.load_iters_per_ns > 0 && isfinite(s.load_iters_per_ns),
+                   "load gap calibration %g iterations/ns", s.load_iters_per_ns);
     XT_CHECK_MSG(s.gap_measured_ns >= lo * c.gap_ns && s.gap_measured_ns <= hi * c.gap_ns + 5000,
                  "%s/%s: measured gap %.0f ns for nominal %.0f", xs_sync_mode_name(c.sync_mode),
                  xs_gap_mode_name(c.gap_mode), s.gap_measured_ns, c.gap_ns);

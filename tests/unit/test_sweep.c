@@ -59,6 +59,9 @@ static void test_names(void) {
   xs_gap_mode g;
   xs_sync_mode s;
   XT_CHECK(xs_gap_mode_parse(&g, "spin") == XS_OK && g == XS_GAP_SPIN);
+  XT_CHECK(xs_gap_mode_parse(&g, "load") == XS_OK && g == XS_GAP_LOAD);
+  XT_CHECK(!strcmp(xs_gap_mode_name(XS_GAP_LOAD), "load"));
+  XT_CHECK(xs_gap_mode_parse(&g, "loads") == XS_ERR_INVALID_ARG);
   XT_CHECK(xs_sync_mode_parse(&s, "free") == XS_OK && s == XS_SYNC_FREE);
   XT_CHECK(xs_sync_mode_parse(&s, "async") == XS_ERR_INVALID_ARG);
 }

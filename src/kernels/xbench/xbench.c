@@ -30,12 +30,16 @@ struct xs_xbench {
   cudaStream_t stream;
   cudaEvent_t ev0, ev1;
   double fma_per_ns; /* FMA loop iterations per ns */
+  void* lbuf;        /* load gaps: the buffer they read (XB_LBUF_BYTES), at the first load run */
+  double load_per_ns; /* load loop iterations per ns with load_k CTAs loading (0: not yet) */
+  int load_k;
   double clk_ghz;    /* SM clock from the last run long enough to measure it (0: none yet) */
   double timer_res_ns;
   uint32_t runs; /* tags differ from run to run */
 };
 
 #define XB_FLAG_BYTES 4096 /* flags area after the ring: up to 1024 producers */
+#define XB_LBUF_BYTES ((size_t)16 << 20) /* the load gap's buffer: L2-resident on H100/H200 */
 
 const char* xsi_xbench_device_name(const xs_xbench* b) {
   return b ? b->name : "";
@@ -73,6 +77,44 @@ static xs_result calibrate_fma(xs_xbench* b) {
     XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: FMA calibration failed (t %g / %g ns)", t1, t2);
   b->fma_per_ns = 1.0 / best;
   XSI_CHECK_GOTO(xsi_xb_timer_res(&b->timer_res_ns, 20000, b->scratch, b->stream), res, fail);
+  return XS_OK;
+fail:
+  return res;
+}
+
+/* Load gaps: the buffer (filled once) and the loop's iterations per ns, from two loop lengths
+ * with K CTAs loading at once (the gap's loads share L2 with the other producers', as in a run:
+ * at K = 132 on the H200 the loop is L2-bound, ~4.5 TB/s, and one CTA alone runs it faster).
+ * Calibrated again when K changes. */
+static xs_result prepare_load(xs_xbench* b, int K) {
+  xs_result res = XS_OK;
+  if (b->load_per_ns > 0 && b->load_k == K) return XS_OK;
+  b->load_per_ns = 0;
+  if (!b->lbuf) {
+    void* p = NULL;
+    XSI_CUDA_GOTO(cudaMalloc(&p, XB_LBUF_BYTES), res, fail);
+    b->lbuf = p;
+    XSI_CUDA_GOTO(cudaMemsetAsync(p, 0x5a, XB_LBUF_BYTES, b->stream), res, fail);
+  }
+  {
+    const uint64_t n16 = XB_LBUF_BYTES / 16, n1 = 1u << 10, n2 = 1u << 14;
+    double t1 = 0, t2 = 0, best = INFINITY;
+    XSI_CHECK_GOTO(xsi_xb_load_time(&t1, n1, K, b->lbuf, n16, b->sink, b->stream, b->ev0, b->ev1),
+                   res, fail); /* warm */
+    for (int r = 0; r < 3; r++) {
+      XSI_CHECK_GOTO(xsi_xb_load_time(&t1, n1, K, b->lbuf, n16, b->sink, b->stream, b->ev0, b->ev1),
+                     res, fail);
+      XSI_CHECK_GOTO(xsi_xb_load_time(&t2, n2, K, b->lbuf, n16, b->sink, b->stream, b->ev0, b->ev1),
+                     res, fail);
+      double per = (t2 - t1) / (double)(n2 - n1);
+      if (per > 0 && per < best) best = per;
+    }
+    if (!isfinite(best) || best <= 0)
+      XSI_FAIL(res, XS_ERR_INTERNAL, fail, "xbench: load-gap calibration failed (t %g / %g ns)", t1,
+               t2);
+    b->load_per_ns = 1.0 / best;
+    b->load_k = K;
+  }
   return XS_OK;
 fail:
   return res;
@@ -192,6 +234,7 @@ xs_result xs_xbench_destroy(xs_xbench* b) {
   if (b->ev0) cudaEventDestroy(b->ev0);
   if (b->stream) cudaStreamDestroy(b->stream);
   cudaFree(b->stamps);
+  cudaFree(b->lbuf);
   cudaFree(b->scratch);
   cudaFree(b->sink);
   cudaFree(b->barrier);
@@ -297,7 +340,8 @@ static xs_result check_config(const xs_xbench* b, const xs_xbench_config* c) {
           "xbench config: bursts must be in [1, %d] (got %d)", XS_XBENCH_MAX_BURSTS, c->bursts);
   XSI_ARG((unsigned)c->flavour < XS_FLAVOUR_COUNT, "xbench config: bad flavour %d",
           (int)c->flavour);
-  XSI_ARG(c->gap_mode == XS_GAP_FMA || c->gap_mode == XS_GAP_SPIN, "xbench config: bad gap mode");
+  XSI_ARG(c->gap_mode == XS_GAP_FMA || c->gap_mode == XS_GAP_SPIN || c->gap_mode == XS_GAP_LOAD,
+          "xbench config: bad gap mode");
   XSI_ARG(c->sync_mode == XS_SYNC_GRID || c->sync_mode == XS_SYNC_FREE ||
               c->sync_mode == XS_SYNC_CLOCK,
           "xbench config: bad sync mode");
@@ -343,6 +387,9 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
   bu = (xs_xbench_burst*)calloc((size_t)nb, sizeof *bu);
   if (!st || !bu) XSI_FAIL(res, XS_ERR_NO_MEMORY, fail, "xbench: %zu stamps", nst);
   XSI_CUDA_GOTO(cudaSetDevice(b->device), res, fail);
+  if (cfg->gap_mode == XS_GAP_LOAD && cfg->sync_mode != XS_SYNC_CLOCK)
+    XSI_CHECK_GOTO(prepare_load(b, K), res, fail);
+  s.load_iters_per_ns = cfg->gap_mode == XS_GAP_LOAD ? b->load_per_ns : 0.0;
   if (nst > b->stamp_cap) {
     cudaFree(b->stamps);
     b->stamps = NULL, b->stamp_cap = 0;
@@ -389,7 +436,10 @@ xs_result xs_xbench_measure(xs_xbench_burst* bursts, xs_xbench_stamp* stamps,
     p.flavour = (int)cfg->flavour, p.sync_mode = (int)cfg->sync_mode;
     p.gap_mode = (int)cfg->gap_mode;
     p.gap_ns = (uint64_t)llround(cfg->gap_ns);
-    p.gap_iters = (uint64_t)llround(cfg->gap_ns * b->fma_per_ns);
+    p.gap_iters = (uint64_t)llround(
+        cfg->gap_ns * (cfg->gap_mode == XS_GAP_LOAD ? b->load_per_ns : b->fma_per_ns));
+    p.lbuf = b->lbuf;
+    p.lbuf_n16 = XB_LBUF_BYTES / 16;
     p.tag = tag;
     p.barrier = b->barrier;
     p.status = b->barrier + 1;

@@ -54,6 +54,8 @@ typedef struct xsi_xb_params {
   uint64_t timeout_ns;              /* bound on every spin */
   xs_xbench_stamp* stamps;          /* bursts * K, burst-major */
   float* sink;                      /* keeps the FMA loop alive */
+  const void* lbuf;                 /* load mode: the buffer the gap reads (16-byte units) */
+  uint64_t lbuf_n16;                /* its 16-byte units */
 } xsi_xb_params;
 
 /* Launch the burst kernel (cooperative launch of K CTAs x XS_XBENCH_THREADS threads) on
@@ -68,6 +70,11 @@ xs_result xsi_xb_touch(const unsigned char* dst, uint64_t bytes, float* sink, cu
 /* FMA loop calibration: ns taken by `iters` iterations on one CTA (device-timed), into *ns. */
 xs_result xsi_xb_fma_time(double* ns, uint64_t iters, float* sink, uint64_t* dev_scratch,
                           cudaStream_t stream);
+
+/* Load-gap calibration: ns (events) taken by `ctas` CTAs of XS_XBENCH_THREADS each running
+ * `iters` iterations of the gap's load loop over buf (n16 16-byte units), into *ns. */
+xs_result xsi_xb_load_time(double* ns, uint64_t iters, int ctas, const void* buf, uint64_t n16,
+                           float* sink, cudaStream_t stream, cudaEvent_t ev0, cudaEvent_t ev1);
 
 /* Smallest non-zero step of %globaltimer over `reads` back-to-back reads (ns). */
 xs_result xsi_xb_timer_res(double* ns, int reads, uint64_t* dev_scratch, cudaStream_t stream);

@@ -49,6 +49,22 @@ static __device__ __forceinline__ float xb_fma_loop(uint64_t iters, float seed) 
   return x0 + x1 + x2 + x3;
 }
 
+/* The load gap: per iteration one 16-byte L2 load per thread (ld.global.cg: not L1), addresses
+ * independent of the data so that several are in flight, folded into a word the caller keeps. */
+static __device__ __forceinline__ uint32_t xb_load_loop(const uint4* buf, uint64_t n16,
+                                                        uint64_t iters, uint64_t start) {
+  uint32_t acc = 0;
+  uint64_t j = start % n16;
+#pragma unroll 4
+  for (uint64_t i = 0; i < iters; i++) {
+    uint4 v = __ldcg(buf + j);
+    acc ^= v.x + v.w;
+    j += 64 * XB_THREADS + 16; /* another line, another L2 slice */
+    if (j >= n16) j -= n16;
+  }
+  return acc;
+}
+
 /* Grid barrier of the K producers, timing only: relaxed GPU-scope counter (no release/acquire:
  * a release fence would wait for this CTA's outstanding remote stores and measure the drain,
  * not the issue). Arrival n (0-based, counted over the launch) belongs to barrier n / K, which
@@ -206,6 +222,10 @@ __global__ void __launch_bounds__(XB_THREADS, 1) xbench_burst_kernel(xsi_xb_para
     if (clock) continue;
     if (p.gap_mode == XS_GAP_FMA) {
       acc += xb_fma_loop(p.gap_iters, (float)tid * 1e-3f + acc * 1e-9f);
+    } else if (p.gap_mode == XS_GAP_LOAD) {
+      acc += (float)(xb_load_loop((const uint4*)p.lbuf, p.lbuf_n16, p.gap_iters,
+                                  (uint64_t)(pid * 4099 + b) * XB_THREADS + tid) &
+                     1u);
     } else if (tid == 0) {
       uint64_t t0 = xs_globaltimer();
       while (xs_globaltimer() - t0 < p.gap_ns) {
@@ -300,6 +320,31 @@ extern "C" xs_result xsi_xb_fma_time(double* ns, uint64_t iters, float* sink, ui
                 fail);
   XSI_CUDA_GOTO(cudaStreamSynchronize(stream), res, fail);
   *ns = (double)h;
+  return XS_OK;
+fail:
+  return res;
+}
+
+/* ---- load-gap calibration: `ctas` CTAs, event-timed ---- */
+
+__global__ void xbench_load_kernel(const uint4* buf, uint64_t n16, uint64_t iters, float* sink) {
+  uint32_t a =
+      xb_load_loop(buf, n16, iters, (uint64_t)blockIdx.x * 4099 * XB_THREADS + threadIdx.x);
+  if (a == 0x9e3779b9u) sink[threadIdx.x] = (float)a; /* keeps the loads */
+}
+
+extern "C" xs_result xsi_xb_load_time(double* ns, uint64_t iters, int ctas, const void* buf,
+                                      uint64_t n16, float* sink, cudaStream_t stream,
+                                      cudaEvent_t ev0, cudaEvent_t ev1) {
+  xs_result res = XS_OK;
+  float ms = 0;
+  XSI_CUDA_GOTO(cudaEventRecord(ev0, stream), res, fail);
+  xbench_load_kernel<<<ctas, XB_THREADS, 0, stream>>>((const uint4*)buf, n16, iters, sink);
+  XSI_CUDA_GOTO(cudaGetLastError(), res, fail);
+  XSI_CUDA_GOTO(cudaEventRecord(ev1, stream), res, fail);
+  XSI_CUDA_GOTO(cudaEventSynchronize(ev1), res, fail);
+  XSI_CUDA_GOTO(cudaEventElapsedTime(&ms, ev0, ev1), res, fail);
+  *ns = ms * 1e6;
   return XS_OK;
 fail:
   return res;
