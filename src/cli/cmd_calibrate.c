@@ -5,10 +5,12 @@
 #include "cli/model_cli.h"
 #include "core/strbuf.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static cli_opt g_opts[] = {
@@ -17,7 +19,7 @@ static cli_opt g_opts[] = {
     {"quick", NULL, "at most 60 s of GPU time (default)", NULL},
     {"full", NULL, "at most 5 min of GPU time, >= 300 grid points", NULL},
     {"o", "DIR",
-     "(or -o DIR) output directory, must exist (default .): xstage-<t>.csv, "
+     "(or -o DIR) output directory, created if missing (default .): xstage-<t>.csv, "
      "profile-<t>.json, calibration-<t>.svg",
      NULL},
     {"device", "N", "CUDA device (default 0)", NULL},
@@ -268,6 +270,30 @@ static void print_json(const xs_calib_report* r, const xs_link_profile* p) {
 /* --refit CSV: the analysis of xs_calibrate on rows measured before (no GPU). The transport
  * is --target when given, else the first row's; the fit starts from that path's embedded
  * profile. */
+/* -o DIR: create it (and its parents) if missing; it must be a writable directory. The
+ * calibration writes there after minutes of measuring: that must not fail at the end. Returns
+ * 0, or prints the error and returns 1. */
+static int ensure_dir(const cli_cmd* c, const char* dir) {
+  char path[1024];
+  struct stat st;
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+    return cli_error(c, "-o: path too long"), 1;
+  for (char* q = path + 1; *q; q++) /* the parents, then the directory */
+    if (*q == '/') {
+      *q = '\0';
+      if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return cli_error(c, "-o: cannot create '%s': %s", path, strerror(errno)), 1;
+      *q = '/';
+    }
+  if (mkdir(path, 0755) != 0 && errno != EEXIST)
+    return cli_error(c, "-o: cannot create '%s': %s", path, strerror(errno)), 1;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    return cli_error(c, "-o: '%s' exists and is not a directory", path), 1;
+  if (access(path, W_OK) != 0)
+    return cli_error(c, "-o: '%s' is not writable: %s", path, strerror(errno)), 1;
+  return 0;
+}
+
 static int refit(cli_cmd* c, const char* path, const xs_calib_config* cfg, const char* cmdline) {
   xs_calib_row* rows = NULL;
   size_t n = 0;
@@ -276,6 +302,10 @@ static int refit(cli_cmd* c, const char* path, const xs_calib_config* cfg, const
   if (!n) {
     free(rows);
     return cli_error(c, "%s: no rows", path);
+  }
+  if (ensure_dir(c, cfg->out_dir)) { /* after the input is known good: no directory for nothing */
+    free(rows);
+    return 2;
   }
   char tn[32];
   if (cli_flag(c, "target"))
@@ -394,6 +424,7 @@ int cmd_calibrate(int argc, char** argv) {
             xs_strerror(XS_ERR_NO_DEVICE));
     return 1;
   }
+  if (ensure_dir(&c, cfg.out_dir)) return 2; /* before the measurement, not after it */
   int failures = 0, done = 0, reached_peers = 0;
   char last_peer[32] = "";
   for (int i = 0; i < nt; i++) {

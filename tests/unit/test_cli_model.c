@@ -259,6 +259,25 @@ static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("run --wat"), 2);
 }
 
+/* `calibrate -o DIR` creates DIR and its parents before it works (a calibration's minutes must
+ * not be lost to a missing directory at the end); a path that is a file is refused with exit 2;
+ * a refit of an unreadable CSV creates nothing. */
+static void test_calibrate_out_dir(void) {
+  put("raw.csv",
+      "transport,K,V_bytes,gap_ns,burst_index,t_iss_ns,t_iss_mean_ns,gap_nominal_ns,t_ret_ns,"
+      "t_iss_cyc_ns,flavour,mode,gap_mode,phase,point,rep,t_own_max_ns,t_own_mean_ns,t_skew_ns,"
+      "e_end_ns,m_end_ns,gap_before_ns,seq,period_ns\n"
+      "host,8,131072,19964,0,448,424,20000,320,434.3,st.global.v4,clock,fma,t0,0,0,434.3,406.4,"
+      "0,448,424,0,1,20412\n");
+  xs("calibrate --refit raw.csv -o out/x/y"); /* one row: the fit may fail, the directory not */
+  XT_CHECK(exists("out/x/y"));
+  put("afile", "x");
+  XT_EQ_INT(xs("calibrate --refit raw.csv -o afile"), 2);
+  XT_CHECK(strstr(g_out, "'afile' exists and is not a directory") != NULL);
+  XT_EQ_INT(xs("calibrate --refit missing.csv -o never"), 1);
+  XT_CHECK(!exists("never"));
+}
+
 int main(int argc, char** argv) {
   (void)argc;
   const char* slash = strrchr(argv[0], '/');
@@ -277,6 +296,7 @@ int main(int argc, char** argv) {
   XT_RUN(test_check_cli);
   XT_RUN(test_predict_cli);
   XT_RUN(test_plan_run_cli);
+  XT_RUN(test_calibrate_out_dir);
   snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", g_dir);
   return XT_END();
