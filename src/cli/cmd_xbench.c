@@ -236,9 +236,8 @@ int cmd_xbench(int argc, char** argv) {
     printf("# timer resolution %.0f ns, SM clock %.3f GHz, FMA %.3f iterations/ns, kernel %.3f ms",
            s.timer_res_ns, s.sm_clock_ghz, s.fma_iters_per_ns, s.kernel_ms);
     if (cfg.gap_mode == XS_GAP_LOAD)
-      printf(", load gap %.4f iterations/ns (calibrated with K CTAs loading; measured gaps longer "
-             "than G are "
-             "the compute stalled behind its SM's queued stores)",
+      printf(", load gap %.4f iterations/ns (calibrated with K CTAs loading; measured gaps "
+             "longer than G are the compute stalled behind its SM's queued stores)",
              s.load_iters_per_ns);
     printf("\n");
     if (clock)
