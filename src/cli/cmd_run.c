@@ -25,6 +25,7 @@ typedef struct run_meas {
   double ovh;          /* measured: (slowest producer's end + one gap) / (tiles x gap) - 1 */
   double pred, lo, hi; /* predicted (lockstep) at gap_ns, and with the room 1.1x / 0.9x */
   double spread;       /* predicted with the producers spread out, at gap_ns */
+  int load;            /* the gaps read memory (--gap-mode load): gap_ns is the nominal gap */
 } run_meas;
 
 /* One link of the report: its profile and label, the catalogue measured on it (run_measure;
@@ -184,11 +185,12 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
       snprintf(band, sizeof band, "%.1f-%.1f%%", 100 * lo, 100 * hi);
       const run_meas* m = links[pi].meas && links[pi].meas[i].ok ? &links[pi].meas[i] : NULL;
       if (m) {
-        snprintf(mjs, sizeof mjs,
-                 "\"measured\": {\"gap_ns\": %.17g, \"overhead_frac\": %.17g, "
-                 "\"predicted_overhead_frac\": %.17g, \"room_plus10\": %.17g, "
-                 "\"room_minus10\": %.17g, \"predicted_spread_overhead_frac\": %.17g}, ",
-                 m->gap_ns, m->ovh, m->pred, m->lo, m->hi, m->spread);
+        snprintf(
+            mjs, sizeof mjs,
+            "\"measured\": {\"gap_mode\": \"%s\", \"gap_ns\": %.17g, \"overhead_frac\": %.17g, "
+            "\"predicted_overhead_frac\": %.17g, \"room_plus10\": %.17g, "
+            "\"room_minus10\": %.17g, \"predicted_spread_overhead_frac\": %.17g}, ",
+            m->load ? "load" : "fma", m->gap_ns, m->ovh, m->pred, m->lo, m->hi, m->spread);
         snprintf(mtxt, sizeof mtxt, "%.1f%%", 100 * m->ovh);
       }
       if (json)
@@ -226,23 +228,26 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
   for (int pi = 0; pi < nlinks; pi++) {
     if (!links[pi].meas) continue;
-    int nm = 0, same = 0;
+    int nm = 0, same = 0, load = 0;
     double slo = INFINITY, shi = 0, llo = INFINITY, lhi = 0; /* measured / predicted fused time */
     for (size_t i = 0; i < n; i++) {
       const run_meas* m = &links[pi].meas[i];
       if (!m->ok) continue;
-      nm++;
+      nm++, load = m->load;
       double rs = (1 + m->ovh) / (1 + m->spread), rl = (1 + m->ovh) / (1 + m->pred);
       slo = fmin(slo, rs), shi = fmax(shi, rs), llo = fmin(llo, rl), lhi = fmax(lhi, rl);
       same += (m->ovh > 0.10) == (m->spread > 0.10);
     }
     if (nm)
       printf("Measured on this GPU, %s (each workload's bursts and compute gaps run by xbench's "
-             "free-running producers, median of 3; column measured): fused time measured / "
-             "predicted at the measured gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in "
-             "lockstep; the spread prediction gives the measurement's verdict (more or less than "
-             "10%%) in %d of %d.\n",
-             links[pi].label, slo, shi, llo, lhi, same, nm);
+             "free-running producers, median of 3, %s; column measured): fused time measured / "
+             "predicted at the %s gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in lockstep; the "
+             "spread prediction gives the measurement's verdict (more or less than 10%%) in %d "
+             "of %d.\n",
+             links[pi].label,
+             load ? "gaps that read memory (--gap-mode load), as attention or a GEMM computes"
+                  : "FMA gaps (--gap-mode load for compute that reads memory)",
+             load ? "nominal" : "measured", slo, shi, llo, lhi, same, nm);
   }
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
@@ -321,14 +326,17 @@ static int run_calibrate(const cli_cmd* c, xs_link_profile* out, xs_calib_report
  * tiles_per_producer bursts) measured on `target` by xbench's free-running producers (what a
  * fused kernel's CTAs do: compute, store, compute, ...; a stall delays the next compute), three
  * times. Fused time = the slowest producer's end + the first tile's compute (xbench starts with
- * a burst); overhead = fused / (tiles x gap) - 1, with the gap the producers measured. m gets
+ * a burst); overhead = fused / (tiles x gap) - 1, with the gap the producers measured (FMA
+ * gaps) or the nominal one (load gaps: they stretch while the SM's stores drain, which is the
+ * overhead; calibrated with K CTAs loading, so the nominal gap is what they take alone). m gets
  * one entry per catalogue workload (ok = 0 where K exceeds this GPU's SMs). 0, or 1 after
  * printing the failure. */
 static double med3(double a, double b, double c) {
   return fmax(fmin(a, b), fmin(fmax(a, b), c));
 }
 
-static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, xs_target target) {
+static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, xs_target target,
+                       xs_gap_mode gap_mode) {
   const xs_workload* cat;
   size_t n;
   xs_catalogue(&cat, &n);
@@ -347,14 +355,15 @@ static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, 
     xs_xbench_config cfg = XS_XBENCH_CONFIG_INITIALIZER;
     cfg.target = target, cfg.K = (int)w->K, cfg.V = w->K * w->bytes_per_tile;
     cfg.gap_ns = w->compute_ns_per_tile, cfg.bursts = (int)w->tiles_per_producer;
-    cfg.sync_mode = XS_SYNC_FREE, cfg.gap_mode = XS_GAP_FMA;
+    cfg.sync_mode = XS_SYNC_FREE, cfg.gap_mode = gap_mode;
+    const int load = gap_mode == XS_GAP_LOAD;
     double ovh[3], gap[3];
     for (int k = 0; k < 3 && r == XS_OK; k++) {
       xs_xbench_summary sm;
       memset(&sm, 0, sizeof sm);
       sm.size = sizeof sm;
       if ((r = xs_xbench_measure(NULL, NULL, &sm, b, &cfg)) != XS_OK) break;
-      gap[k] = cfg.bursts > 1 && sm.gap_measured_ns > 0 ? sm.gap_measured_ns : cfg.gap_ns;
+      gap[k] = !load && cfg.bursts > 1 && sm.gap_measured_ns > 0 ? sm.gap_measured_ns : cfg.gap_ns;
       ovh[k] = (sm.total_ns + gap[k]) / (cfg.bursts * gap[k]) - 1.0;
     }
     if (r != XS_OK) break;
@@ -363,6 +372,7 @@ static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, 
     xs_fusion_prediction f;
     if (xs_predict_fusion(&f, p, &at) != XS_OK) continue;
     m[i].ok = 1, m[i].gap_ns = at.compute_ns_per_tile, m[i].ovh = med3(ovh[0], ovh[1], ovh[2]);
+    m[i].load = load;
     m[i].pred = f.overhead_frac;
     m[i].spread = f.overhead_spread_frac;
     overhead_band(&m[i].lo, &m[i].hi, p, &at);
@@ -382,6 +392,10 @@ int cmd_run(int argc, char** argv) {
       {"no-calibrate", NULL, "never calibrate, even with a GPU", NULL},
       {"no-measure", NULL,
        "with a GPU, do not run the catalogue's burst patterns (predictions only)", NULL},
+      {"gap-mode", "fma|load",
+       "the measured patterns' compute: fma (default) or load (reads L2 as attention or a GEMM "
+       "does; a link-bound pattern then stalls its compute, as those kernels do)",
+       NULL},
       {"out", "DIR", "where calibration writes its CSV, profile and plot (default xstage-out)",
        NULL},
       {"json", NULL, "print JSON", NULL},
@@ -391,6 +405,10 @@ int cmd_run(int argc, char** argv) {
   int rc = cli_parse(&c, argc, argv);
   if (rc >= 0) return rc;
   int json = cli_flag(&c, "json");
+  xs_gap_mode gap_mode = XS_GAP_FMA;
+  const char* gm = cli_get_str(&c, "gap-mode", "fma");
+  if (xs_gap_mode_parse(&gap_mode, gm) != XS_OK || gap_mode == XS_GAP_SPIN)
+    return cli_error(&c, "--gap-mode: fma or load (got '%s')", gm);
   const char* given = cli_get_str(&c, "profile", NULL);
   xs_link_profile host, nvlink;
   if (mcli_profile(&c, given, "h200-host", &host)) return 1;
@@ -438,12 +456,12 @@ int cmd_run(int argc, char** argv) {
   xs_catalogue(&cat, &ncat);
   if (gpu[0] && !cli_flag(&c, "no-measure") && ncat <= 64) {
     fprintf(stderr, "xstage run: running the catalogue's burst patterns (xbench, free-running)\n");
-    if (run_measure(mh, &c, &host, (xs_target){XS_TARGET_HOST, -1})) return 1;
+    if (run_measure(mh, &c, &host, (xs_target){XS_TARGET_HOST, -1}, gap_mode)) return 1;
     links[0].meas = mh;
     /* GPU 0 -> GPU 1 where it was calibrated in this run; a failure there is reported and the
      * report goes on with predictions only for that link */
     if (links[1].cal) {
-      if (run_measure(mn, &c, &nvlink, (xs_target){XS_TARGET_PEER, 1}) == 0)
+      if (run_measure(mn, &c, &nvlink, (xs_target){XS_TARGET_PEER, 1}, gap_mode) == 0)
         links[1].meas = mn;
       else
         fprintf(stderr, "xstage run: peer:1 not measured; its predictions stand alone\n");

@@ -179,6 +179,9 @@ static void test_predict_cli(void) {
 static void test_plan_run_cli(void) {
   XT_EQ_INT(xs("plan"), 2);
   XT_EQ_INT(xs("plan bogus"), 2);
+  XT_EQ_INT(xs("run --gap-mode spin"), 2); /* the catalogue's compute: fma or load */
+  XT_CHECK(strstr(g_out, "--gap-mode: fma or load (got 'spin')") != NULL);
+  XT_EQ_INT(xs("run --gap-mode bogus --no-calibrate"), 2);
   XT_EQ_INT(xs_json("plan min-gap --K 16 --V 1MB --json"), 0);
   xsi_json* js = NULL;
   double g = 0, want;
