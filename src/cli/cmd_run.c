@@ -266,8 +266,8 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
       "reads memory stalls while its SM's remote stores drain, which a profile fitted with FMA "
       "gaps does not see (docs/model.md section 10). So read lockstep as an upper bound only "
       "where the link does not bind; for a link- or capacity-bound workload whose compute "
-      "streams memory, measure: the fused kernel, or `xstage xbench --sync free --gap-mode "
-      "load` at its K, V and gap.\n");
+      "streams memory, measure: the fused kernel, `xstage run --gap-mode load`, or `xstage "
+      "xbench --sync free --gap-mode load` at its K, V and gap.\n");
   return 0;
 }
 
