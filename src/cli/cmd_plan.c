@@ -145,10 +145,9 @@ int cmd_plan(int argc, char** argv) {
              xs_regime_name(f.regime), f.first_stall_tile, cli_fmt_ns(a, 32, f.min_free_gap_ns));
       if (f.regime != XS_REGIME_FREE && f.first_stall_tile >= 0)
         printf("  the stage stalls: if the kernel's compute reads memory (the fused attention "
-               "does), it can "
-               "stall longer than this, as an SM with queued remote stores hardly loads "
-               "(docs/model.md section 10); measure with `xstage xbench --sync free --gap-mode "
-               "load` at this K, burst and gap\n");
+               "does), it can stall longer than this, as an SM with queued remote stores hardly "
+               "loads (docs/model.md section 10); measure with `xstage xbench --sync free "
+               "--gap-mode load` at this K, burst and gap\n");
     }
   }
   return 0;
