@@ -369,6 +369,20 @@ typedef struct xs_fusion_prediction {
    * kernels with fused_ns + drain_ns (fused_spread_ns + drain_ns: at most, since spread
    * producers end their last tiles apart). docs/model.md §10. */
   double drain_ns;
+  /* Compute that reads memory (docs/model.md §10, "coupled"): an SM whose remote stores are
+   * queued hardly loads, so a producer whose compute streams memory (attention; measured with
+   * xbench's load gaps) computes its next tile only once its own last bytes have drained. The
+   * producers are served by weighted sharing of R(K) with the spread coupled_spread, derived
+   * from the profile's unfair_mean (not fitted to coupled runs): in lockstep each tile would
+   * cost compute + V/R(K); their tile ends drift apart as the link serves them unevenly.
+   * fused_coupled_ns: the slowest producer's last issue end; drain_coupled_ns: from then until
+   * the last byte is out (event-timed kernels: the sum). Not for compute that does not read
+   * memory while its stores drain (FMA work; the fused GEMM, measured: docs/results/
+   * gemm-remote-h200.md): use the lockstep and spread figures there. */
+  double fused_coupled_ns;
+  double overhead_coupled_frac;
+  double drain_coupled_ns;
+  double coupled_spread;
 } xs_fusion_prediction;
 
 xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,

@@ -15,8 +15,10 @@
  * The host rows also carry the X-Stage model's prediction of their vs_plain (xs_predict_fusion
  * with --profile, default the embedded h200-host; K = the persistent CTAs, one tile per burst of
  * 7/8 of a tile's bytes, the gap = the plain time per tile of a CTA, plus the stage's final drain,
- * as the kernel ends when its stores have landed): `lockstep` (every CTA storing at once: the
- * upper bound of the overhead) and `spread` (the CTAs' tile ends drifted apart).
+ * as the kernel ends when its stores have landed): `lockstep` (every CTA storing at once),
+ * `spread` (the CTAs' tile ends drifted apart) and `coupled` (a CTA computes its next tile only
+ * once its stores have drained, as an SM with queued remote stores hardly loads: the prediction
+ * for compute that reads memory, docs/model.md §10).
  * `vs_plain` of a hook row: 5 rounds of (plain batch, hook batch) back to back, the median of
  * the per-round time ratios, so clock or temperature drift between rows cancels; its `ms` is
  * the median hook batch.
@@ -41,7 +43,7 @@ typedef struct bench_row {
   int version;
   const char* hook;
   double ms, tflops, vs_plain;
-  double pred_lock, pred_spread; /* host rows: the model's vs_plain (NAN elsewhere) */
+  double pred_lock, pred_spread, pred_coupled; /* host rows: the model's vs_plain (else NAN) */
   long long wrong;
 } bench_row;
 
@@ -133,6 +135,7 @@ static void predict_host(bench_row* row, const xs_link_profile* prof, const xs_a
   /* the kernel's time ends when its last stores have landed: + the stage's drain */
   row->pred_lock = fp.compute_ns / (fp.fused_ns + fp.drain_ns);
   row->pred_spread = fp.compute_ns / (fp.fused_spread_ns + fp.drain_ns);
+  row->pred_coupled = fp.compute_ns / (fp.fused_coupled_ns + fp.drain_coupled_ns);
 }
 
 static long long count_off(const uint16_t* got, const uint16_t* ref, size_t n) {
@@ -254,7 +257,7 @@ int cli_bench_attention(int argc, char** argv) {
     bench_row* row = &rows[nrows++];
     row->version = vv;
     row->hook = "plain";
-    row->pred_lock = row->pred_spread = NAN;
+    row->pred_lock = row->pred_spread = row->pred_coupled = NAN;
     row->wrong = -1;
     r = time_forward(&row->ms, NULL, &a, NULL, (int)reps, 3);
     if (r != XS_OK) {
@@ -310,7 +313,7 @@ int cli_bench_attention(int argc, char** argv) {
     bench_row* row = &rows[nrows++];
     row->version = last;
     row->hook = hook_names[hk];
-    row->pred_lock = row->pred_spread = NAN;
+    row->pred_lock = row->pred_spread = row->pred_coupled = NAN;
     if (hk >= 2) predict_host(row, &prof, &a, nt, plain_ms);
     r = time_forward(&row->ms, &row->vs_plain, &h, &a, (int)reps, 5);
     if (r != XS_OK) {
@@ -364,28 +367,30 @@ done:
                i ? ", " : "", rows[i].version, rows[i].hook, rows[i].ms, rows[i].tflops,
                rows[i].vs_plain);
         if (!isnan(rows[i].pred_lock))
-          printf("\"pred_lockstep\": %.4f, \"pred_spread\": %.4f, ", rows[i].pred_lock,
-                 rows[i].pred_spread);
+          printf("\"pred_lockstep\": %.4f, \"pred_spread\": %.4f, \"pred_coupled\": %.4f, ",
+                 rows[i].pred_lock, rows[i].pred_spread, rows[i].pred_coupled);
         printf("\"wrong\": %lld}", rows[i].wrong);
       }
       printf("]}\n");
     } else {
       printf("# attention fwd on %s: B=%ld H=%ld S=%ld Skv=%ld d=%ld causal=%d  (%.1f GFLOP)\n",
              gpu, B, H, S, Skv, d, causal, flops / 1e9);
-      printf("%-8s %-8s %10s %9s %9s %9s %9s %8s\n", "version", "hook", "ms", "TFLOP/s", "vs_plain",
-             "lockstep", "spread", "wrong");
+      printf("%-8s %-8s %10s %9s %9s %9s %9s %9s %8s\n", "version", "hook", "ms", "TFLOP/s",
+             "vs_plain", "lockstep", "spread", "coupled", "wrong");
       for (int i = 0; i < nrows; i++) {
-        char pl[16] = "-", ps[16] = "-";
+        char pl[16] = "-", ps[16] = "-", pc[16] = "-";
         if (!isnan(rows[i].pred_lock)) {
           snprintf(pl, sizeof pl, "%.3f", rows[i].pred_lock);
           snprintf(ps, sizeof ps, "%.3f", rows[i].pred_spread);
+          snprintf(pc, sizeof pc, "%.3f", rows[i].pred_coupled);
         }
-        printf("v%-7d %-8s %10.4f %9.1f %9.3f %9s %9s %8lld\n", rows[i].version, rows[i].hook,
-               rows[i].ms, rows[i].tflops, rows[i].vs_plain, pl, ps, rows[i].wrong);
+        printf("v%-7d %-8s %10.4f %9.1f %9.3f %9s %9s %9s %8lld\n", rows[i].version, rows[i].hook,
+               rows[i].ms, rows[i].tflops, rows[i].vs_plain, pl, ps, pc, rows[i].wrong);
       }
       if (do_hook[2] || do_hook[3])
-        printf("# lockstep, spread: the X-Stage model's vs_plain for the host rows (%s, R %.1f "
-               "GB/s): every CTA storing its tile at once / the CTAs' tile ends spread out\n",
+        printf("# lockstep, spread, coupled: the X-Stage model's vs_plain for the host rows (%s, "
+               "R %.1f GB/s): every CTA storing its tile at once / the CTAs' tile ends spread out "
+               "/ a CTA's next tile only after its stores drained (compute that reads memory)\n",
                prof.transport[0] ? prof.transport : "profile", prof.R);
     }
     for (int i = 0; i < nrows; i++)

@@ -118,12 +118,15 @@ int cmd_plan(int argc, char** argv) {
           "%.17g, \"tiles\": %ld, \"compute_ns\": %.17g, \"fused_ns\": %.17g, \"fused_mean_ns\": "
           "%.17g, \"overhead_frac\": %.17g, \"serial_ns\": %.17g, \"speedup_vs_serial\": %.17g, "
           "\"regime\": \"%s\", \"first_stall_tile\": %ld, \"min_free_gap_ns\": %.17g, "
-          "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g}\n",
+          "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g, "
+          "\"fused_coupled_ns\": %.17g, \"overhead_coupled_frac\": %.17g, "
+          "\"drain_coupled_ns\": %.17g, \"coupled_spread\": %.17g}\n",
           w.name, w.K, w.bytes_per_tile, w.compute_ns_per_tile, w.tiles_per_producer, f.compute_ns,
           f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
           xs_regime_name(f.regime), f.first_stall_tile,
           isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, f.fused_spread_ns,
-          f.overhead_spread_frac, f.drain_ns);
+          f.overhead_spread_frac, f.drain_ns, f.fused_coupled_ns, f.overhead_coupled_frac,
+          f.drain_coupled_ns, f.coupled_spread);
     else {
       printf("%s: %g producers x %ld tiles, %s per tile after %s of compute\n", w.name, w.K,
              w.tiles_per_producer, cli_fmt_bytes(a, 32, w.bytes_per_tile),
@@ -143,10 +146,14 @@ int cmd_plan(int argc, char** argv) {
              f.speedup_vs_serial >= 1 ? "faster" : "slower");
       printf("  regime %s; first stalled tile %ld; a tile needs %s of compute to stay free\n",
              xs_regime_name(f.regime), f.first_stall_tile, cli_fmt_ns(a, 32, f.min_free_gap_ns));
+      printf("  if the compute reads memory (attention does; our GEMM measured not to): a CTA "
+             "computes its next tile only once its stores have drained, as an SM with queued "
+             "remote stores hardly loads: fused %s, overhead %.1f%%, then %s of drain "
+             "(docs/model.md section 10, coupled)\n",
+             cli_fmt_ns(a, 32, f.fused_coupled_ns), 100 * f.overhead_coupled_frac,
+             cli_fmt_ns(b, 32, f.drain_coupled_ns));
       if (f.regime != XS_REGIME_FREE && f.first_stall_tile >= 0)
-        printf("  the stage stalls: if the kernel's compute reads memory (the fused attention "
-               "does), it can stall longer than this, as an SM with queued remote stores hardly "
-               "loads (docs/model.md section 10); measure with `xstage xbench --sync free "
+        printf("  the stage stalls: for such compute measure with `xstage xbench --sync free "
                "--gap-mode load` at this K, burst and gap\n");
     }
   }

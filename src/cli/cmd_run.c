@@ -25,6 +25,7 @@ typedef struct run_meas {
   double ovh;          /* measured: (slowest producer's end + one gap) / (tiles x gap) - 1 */
   double pred, lo, hi; /* predicted (lockstep) at gap_ns, and with the room 1.1x / 0.9x */
   double spread;       /* predicted with the producers spread out, at gap_ns */
+  double coupled;      /* predicted for compute that reads memory (model §10), at gap_ns */
   int load;            /* the gaps read memory (--gap-mode load): gap_ns is the nominal gap */
 } run_meas;
 
@@ -74,6 +75,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
   size_t n;
   xs_catalogue(&cat, &n);
   int total = 0, hurts = 0, slower = 0, stalls = 0, linkbound = 0, edge = 0, spread_hurts = 0;
+  int coupled_hurts = 0;
   double worst = 0, best_other = 0;
   const char* worst_name = "";
   for (size_t i = 0; i < n; i++) {
@@ -83,6 +85,7 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
     total++;
     hurts += fp.overhead_frac > 0.10;
     spread_hurts += fp.overhead_spread_frac > 0.10;
+    coupled_hurts += fp.overhead_coupled_frac > 0.10;
     double lo, hi;
     overhead_band(&lo, &hi, p, &cat[i]);
     edge += (lo > 0.10) != (hi > 0.10); /* the verdict flips within the capacity's spread */
@@ -119,8 +122,12 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
   if (spread_hurts < hurts)
     fprintf(f,
             "  With the CTAs' tile ends spread out (free-running CTAs, column spread) it hurts "
-            "in %d of them: the lockstep figures are the upper bound.\n",
+            "in %d of them: for compute that does not read memory while the stores drain, the "
+            "lockstep figures are the upper bound.\n",
             spread_hurts);
+  fprintf(f,
+          "  If the compute reads memory (attention does; column coupled) it hurts in %d of %d.\n",
+          coupled_hurts, total);
   if (edge)
     fprintf(f,
             "  At the stage's capacity: the verdict of %d shape%s flips with a room 10%% larger "
@@ -167,9 +174,9 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
     } else {
       printf("\n");
       mcli_describe(stdout, links[pi].label, p);
-      printf("%-22s %4s %9s %9s %9s %9s %7s %13s %7s %8s %9s %6s  %-17s %9s\n", "workload", "K",
-             "burst", "bytes", "compute", "fused", "ovh%", "Q+-10%", "spread", "measured", "serial",
-             "vs ser", "regime", "free gap");
+      printf("%-22s %4s %9s %9s %9s %9s %7s %13s %7s %8s %8s %9s %6s  %-17s %9s\n", "workload", "K",
+             "burst", "bytes", "compute", "fused", "ovh%", "Q+-10%", "spread", "coupled",
+             "measured", "serial", "vs ser", "regime", "free gap");
     }
     for (size_t i = 0; i < n; i++) {
       const xs_workload* w = &cat[i];
@@ -189,8 +196,10 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
             mjs, sizeof mjs,
             "\"measured\": {\"gap_mode\": \"%s\", \"gap_ns\": %.17g, \"overhead_frac\": %.17g, "
             "\"predicted_overhead_frac\": %.17g, \"room_plus10\": %.17g, "
-            "\"room_minus10\": %.17g, \"predicted_spread_overhead_frac\": %.17g}, ",
-            m->load ? "load" : "fma", m->gap_ns, m->ovh, m->pred, m->lo, m->hi, m->spread);
+            "\"room_minus10\": %.17g, \"predicted_spread_overhead_frac\": %.17g, "
+            "\"predicted_coupled_overhead_frac\": %.17g}, ",
+            m->load ? "load" : "fma", m->gap_ns, m->ovh, m->pred, m->lo, m->hi, m->spread,
+            m->coupled);
         snprintf(mtxt, sizeof mtxt, "%.1f%%", 100 * m->ovh);
       }
       if (json)
@@ -200,19 +209,23 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
                "\"speedup_vs_serial\": %.17g, \"regime\": \"%s\", \"first_stall_tile\": %ld, "
                "\"min_free_gap_ns\": %.17g, \"overhead_frac_room_plus10\": %.17g, "
                "\"overhead_frac_room_minus10\": %.17g, \"fused_spread_ns\": %.17g, "
-               "\"overhead_spread_frac\": %.17g, %s\"note\": \"%s\"}%s\n",
+               "\"overhead_spread_frac\": %.17g, \"fused_coupled_ns\": %.17g, "
+               "\"overhead_coupled_frac\": %.17g, \"drain_coupled_ns\": %.17g, "
+               "%s\"note\": \"%s\"}%s\n",
                w->name, w->kind, w->K, w->K * w->bytes_per_tile, f.total_bytes, f.compute_ns,
                f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
                xs_regime_name(f.regime), f.first_stall_tile,
                isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, lo, hi, f.fused_spread_ns,
-               f.overhead_spread_frac, mjs, w->note, i + 1 < n ? "," : "");
+               f.overhead_spread_frac, f.fused_coupled_ns, f.overhead_coupled_frac,
+               f.drain_coupled_ns, mjs, w->note, i + 1 < n ? "," : "");
       else
-        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %13s %6.1f%% %8s %9s %5.2fx  %-17s %9s\n",
+        printf("%-22s %4g %9s %9s %9s %9s %6.1f%% %13s %6.1f%% %7.1f%% %8s %9s %5.2fx  %-17s %9s\n",
                w->name, w->K, cli_fmt_bytes(a, 32, w->K * w->bytes_per_tile),
                cli_fmt_bytes(b, 32, f.total_bytes), cli_fmt_ns(c, 32, f.compute_ns),
                cli_fmt_ns(d, 32, f.fused_ns), 100 * f.overhead_frac, band,
-               100 * f.overhead_spread_frac, mtxt, cli_fmt_ns(e, 32, f.serial_ns),
-               f.speedup_vs_serial, xs_regime_name(f.regime), cli_fmt_ns(g, 32, f.min_free_gap_ns));
+               100 * f.overhead_spread_frac, 100 * f.overhead_coupled_frac, mtxt,
+               cli_fmt_ns(e, 32, f.serial_ns), f.speedup_vs_serial, xs_regime_name(f.regime),
+               cli_fmt_ns(g, 32, f.min_free_gap_ns));
     }
     if (json) printf("    ]}%s\n", pi + 1 < nlinks ? "," : "");
   }
@@ -223,13 +236,16 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
   printf("\n(fused: the slowest CTA, every CTA storing each tile at once (lockstep); ovh%%: fused "
          "over compute alone; Q+-10%%: ovh%% with the stage's room 10%% larger / smaller, the "
          "spread of Q between calibrations; spread: ovh%% with the CTAs' tile ends spread out "
-         "after the first tile, as free-running CTAs drift; measured: on this GPU, by xbench; "
+         "after the first tile, as free-running CTAs drift; coupled: ovh%% when the compute reads "
+         "memory, so a CTA computes its next tile only once its stores have drained (attention; "
+         "not our GEMM); measured: on this GPU, by xbench; "
          "serial: compute, then the same bytes at R; vs ser: serial / fused; free gap: compute "
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
   for (int pi = 0; pi < nlinks; pi++) {
     if (!links[pi].meas) continue;
-    int nm = 0, same = 0, load = 0;
+    int nm = 0, same = 0, load = 0, csame = 0;
     double slo = INFINITY, shi = 0, llo = INFINITY, lhi = 0; /* measured / predicted fused time */
+    double clo = INFINITY, chi = 0;
     for (size_t i = 0; i < n; i++) {
       const run_meas* m = &links[pi].meas[i];
       if (!m->ok) continue;
@@ -237,17 +253,25 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
       double rs = (1 + m->ovh) / (1 + m->spread), rl = (1 + m->ovh) / (1 + m->pred);
       slo = fmin(slo, rs), shi = fmax(shi, rs), llo = fmin(llo, rl), lhi = fmax(lhi, rl);
       same += (m->ovh > 0.10) == (m->spread > 0.10);
+      double rc = (1 + m->ovh) / (1 + m->coupled);
+      clo = fmin(clo, rc), chi = fmax(chi, rc);
+      csame += (m->ovh > 0.10) == (m->coupled > 0.10);
     }
-    if (nm)
+    if (nm && !load)
       printf("Measured on this GPU, %s (each workload's bursts and compute gaps run by xbench's "
-             "free-running producers, median of 3, %s; column measured): fused time measured / "
-             "predicted at the %s gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in lockstep; the "
-             "spread prediction gives the measurement's verdict (more or less than 10%%) in %d "
-             "of %d.\n",
-             links[pi].label,
-             load ? "gaps that read memory (--gap-mode load), as attention or a GEMM computes"
-                  : "FMA gaps (--gap-mode load for compute that reads memory)",
-             load ? "nominal" : "measured", slo, shi, llo, lhi, same, nm);
+             "free-running producers, median of 3, FMA gaps (--gap-mode load for compute that "
+             "reads memory); column measured): fused time measured / predicted at the measured "
+             "gap %.3f-%.3f with the CTAs spread, %.3f-%.3f in lockstep; the spread prediction "
+             "gives the measurement's verdict (more or less than 10%%) in %d of %d.\n",
+             links[pi].label, slo, shi, llo, lhi, same, nm);
+    else if (nm)
+      printf("Measured on this GPU, %s (each workload's bursts and compute gaps run by xbench's "
+             "free-running producers, median of 3, gaps that read memory (--gap-mode load), as "
+             "attention computes; column measured): fused time measured / predicted at the "
+             "nominal gap %.3f-%.3f coupled (the prediction for such compute), %.3f-%.3f with the "
+             "CTAs spread, %.3f-%.3f in lockstep; the coupled prediction gives the "
+             "measurement's verdict (more or less than 10%%) in %d of %d, the spread one in %d.\n",
+             links[pi].label, clo, chi, slo, shi, llo, lhi, csame, nm, same);
   }
   static const char* kinds[2] = {"moe", "ulysses"};
   for (int k = 0; k < 2; k++)
@@ -375,6 +399,7 @@ static int run_measure(run_meas* m, const cli_cmd* c, const xs_link_profile* p, 
     m[i].load = load;
     m[i].pred = f.overhead_frac;
     m[i].spread = f.overhead_spread_frac;
+    m[i].coupled = f.overhead_coupled_frac;
     overhead_band(&m[i].lo, &m[i].hi, p, &at);
   }
   cli_progress_done();

@@ -157,4 +157,19 @@ static inline double xsi_row_gap(const xs_sample* s) {
   return s->seq >= 1 ? s->gap_before_ns : s->G;
 }
 
+/* Compute that reads memory (coupled.c, docs/model.md §10): K producers, each computing G ns per
+ * tile and then waiting for its own V/K bytes to drain before the next tile, served by weighted
+ * processor sharing (weights evenly spaced in [1 - s, 1 + s]) at R(K); n tiles each. fused_ns:
+ * the slowest producer's last issue end (a last burst is accepted once the stage has room:
+ * max(t0_one, (B - min(Q, Qb)) / R) after it); drain_ns: from then until every byte is out. */
+typedef struct xsi_coupled {
+  double fused_ns, drain_ns, spread;
+  int producers; /* simulated: K rounded, at most 512 */
+} xsi_coupled;
+xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one, double K, double V,
+                             double G, long n, double s);
+/* The spread s in [0, 0.95] whose sharing gives mean / max drain end = unfair_mean for K equal
+ * bursts from a common start (0 for K = 1 or unfair_mean >= 1). */
+double xsi_coupled_spread(double unfair_mean, int K);
+
 #endif

@@ -195,6 +195,175 @@ static void test_fusion(void) {
   XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_ERR_INVALID_ARG);
 }
 
+/* Compute that reads memory (the coupled prediction, docs/model.md §10): each producer computes,
+ * issues its tile, and computes its next tile only once its own bytes have drained; the link
+ * serves R(K) by weighted sharing, weights spaced evenly in [1 - s, 1 + s] and rotating by c per
+ * tile. Checked against closed forms (one producer; equal weights) and a time-stepped reference
+ * written here from those rules, not from the library's event loop. */
+static int cpl_gcd(int a, int b) {
+  return b ? cpl_gcd(b, a % b) : a;
+}
+
+static double cpl_reference(const xs_link_profile* p, int K, double v, double G, int n, double s,
+                            double dt, double* drain) {
+  double R = 0, Q = 0, Qb = 0, t0 = 0;
+  xs_drain_rate(&R, p, K);
+  xs_capacity(&Q, p, K);
+  xs_burst_room(&Qb, p, K);
+  xs_t0_iss(&t0, p, 1, v);
+  int c = (int)(0.381966 * K);
+  if (c < 1) c = 1;
+  while (cpl_gcd(c, K) != 1)
+    c++;
+  double q[16] = {0}, work[16], w[16] = {0}, t = 0, fused = 0, end = 0;
+  int tile[16] = {0}, done = 0;
+  for (int i = 0; i < K; i++)
+    work[i] = G;
+  while (done < K) {
+    double wsum = 0, B = 0;
+    for (int i = 0; i < K; i++)
+      if (q[i] > 0) wsum += w[i];
+    int issued_last = 0;
+    for (int i = 0; i < K; i++) {
+      if (tile[i] > n) continue;
+      if (q[i] > 0) { /* draining: its share of R */
+        q[i] -= R * w[i] / wsum * dt;
+        if (q[i] <= 0) {
+          q[i] = 0;
+          if (tile[i] == n)
+            tile[i]++, done++, end = t + dt;
+          else
+            work[i] = G;
+        }
+      } else if ((work[i] -= dt) <= 0) { /* computed: issue the tile */
+        w[i] = K > 1 ? 1 - s + 2 * s * (double)((i + tile[i] * c) % K) / (K - 1) : 1;
+        q[i] = v, tile[i]++;
+        if (tile[i] == n) issued_last = 1;
+        if (v <= 0 && tile[i] == n) tile[i]++, done++, end = t + dt;
+      }
+    }
+    t += dt;
+    for (int i = 0; i < K; i++)
+      B += q[i];
+    if (issued_last) fused = fmax(fused, t + fmax(t0, (B - fmin(Q, Qb)) / R));
+  }
+  *drain = fmax(0, end - fused);
+  return fused;
+}
+
+static void test_coupled(void) {
+  xs_link_profile h;
+  xs_profile_default(&h, "h200-host");
+  xs_workload w = XS_WORKLOAD_INITIALIZER;
+  xs_fusion_prediction f;
+  /* one producer: compute, then its bytes at R(1), tile after tile */
+  {
+    double R = 0, Q = 0, Qb = 0, t0 = 0, v = 65536, G = 20000;
+    xs_drain_rate(&R, &h, 1);
+    xs_capacity(&Q, &h, 1);
+    xs_burst_room(&Qb, &h, 1);
+    xs_t0_iss(&t0, &h, 1, v);
+    w.K = 1, w.bytes_per_tile = v, w.compute_ns_per_tile = G, w.tiles_per_producer = 7;
+    XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
+    double last = fmax(t0, (v - fmin(Q, Qb)) / R);
+    XT_NEAR(f.fused_coupled_ns, 7 * G + 6 * v / R + last, 1e-9);
+    XT_NEAR(f.drain_coupled_ns, fmax(0, v / R - last), 1e-6);
+    XT_NEAR(f.coupled_spread, 0, 0);
+    XT_NEAR(f.overhead_coupled_frac, f.fused_coupled_ns / f.compute_ns - 1, 1e-12);
+  }
+  /* equal weights (unfair_mean 1: s = 0): lockstep, every tile costs G + V/R(K) */
+  {
+    xs_link_profile e = h;
+    e.unfair_mean = 1.0;
+    double R = 0, Q = 0, Qb = 0, t0 = 0, v = 28672, G = 50000, K = 64, V = K * v;
+    xs_drain_rate(&R, &e, K);
+    xs_capacity(&Q, &e, K);
+    xs_burst_room(&Qb, &e, K);
+    xs_t0_iss(&t0, &e, 1, v);
+    w.K = K, w.bytes_per_tile = v, w.compute_ns_per_tile = G, w.tiles_per_producer = 5;
+    XT_CHECK(xs_predict_fusion(&f, &e, &w) == XS_OK);
+    double last = fmax(t0, (V - fmin(Q, Qb)) / R);
+    XT_NEAR(f.fused_coupled_ns, 5 * G + 4 * V / R + last, 1e-9);
+    XT_NEAR(f.drain_coupled_ns, fmax(0, V / R - last), 1e-6);
+    XT_NEAR(f.coupled_spread, 0, 0);
+  }
+  /* unequal weights against the time-stepped reference: link-bound, balanced and free */
+  {
+    const double cases[][3] = {{131072, 1000, 4}, {65536, 2000, 3}, {16384, 20000, 3}};
+    for (int ci = 0; ci < 3; ci++) {
+      w.K = 5, w.bytes_per_tile = cases[ci][0], w.compute_ns_per_tile = cases[ci][1];
+      w.tiles_per_producer = (long)cases[ci][2];
+      XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
+      XT_CHECK(f.coupled_spread > 0.2 && f.coupled_spread < 0.95);
+      double dr = 0, dt = 0.25;
+      double ref = cpl_reference(&h, 5, w.bytes_per_tile, w.compute_ns_per_tile,
+                                 (int)w.tiles_per_producer, f.coupled_spread, dt, &dr);
+      XT_CHECK_MSG(fabs(f.fused_coupled_ns - ref) <= 40 * dt, "case %d: %.2f vs reference %.2f", ci,
+                   f.fused_coupled_ns, ref);
+      XT_CHECK_MSG(fabs(f.fused_coupled_ns + f.drain_coupled_ns - (ref + dr)) <= 40 * dt,
+                   "case %d: end %.2f vs reference %.2f", ci,
+                   f.fused_coupled_ns + f.drain_coupled_ns, ref + dr);
+    }
+  }
+  /* the spread reproduces unfair_mean: mean / max drain end of equal bursts from a common start
+   * under weighted sharing is (1/K^2) sum_i sum_j min(w_j / w_i, 1) */
+  {
+    const double ums[] = {0.95, 0.83, 0.78};
+    for (int k = 0; k < 3; k++) {
+      xs_link_profile e = h;
+      e.unfair_mean = ums[k];
+      w.K = 132, w.bytes_per_tile = 28672, w.compute_ns_per_tile = 50000, w.tiles_per_producer = 2;
+      XT_CHECK(xs_predict_fusion(&f, &e, &w) == XS_OK);
+      double s = f.coupled_spread, sum = 0;
+      for (int i = 0; i < 132; i++)
+        for (int j = 0; j < 132; j++)
+          sum += fmin((1 - s + 2 * s * j / 131.0) / (1 - s + 2 * s * i / 131.0), 1.0);
+      XT_NEAR(sum / (132.0 * 132.0), ums[k], 1e-6);
+    }
+    xs_link_profile e = h; /* below what s = 0.95 gives (0.76): clamped there */
+    e.unfair_mean = 0.5;
+    XT_CHECK(xs_predict_fusion(&f, &e, &w) == XS_OK);
+    XT_NEAR(f.coupled_spread, 0.95, 0);
+  }
+  /* bounds on both embedded profiles' catalogues: no faster than the compute or than the bytes
+   * at R(K); a link that never binds leaves only the compute and one producer's issue */
+  {
+    const xs_workload* cat;
+    size_t n;
+    xs_catalogue(&cat, &n);
+    const char* names[2] = {"h200-host", "h200-nvlink"};
+    for (int pi = 0; pi < 2; pi++) {
+      xs_link_profile p;
+      xs_profile_default(&p, names[pi]);
+      for (size_t i = 0; i < n; i++) {
+        XT_CHECK(xs_predict_fusion(&f, &p, &cat[i]) == XS_OK);
+        double rk = 0;
+        xs_drain_rate(&rk, &p, cat[i].K);
+        XT_CHECK(f.fused_coupled_ns >= f.compute_ns);
+        XT_CHECK(f.fused_coupled_ns + f.drain_coupled_ns >= f.total_bytes / rk * (1 - 1e-9));
+        XT_CHECK(f.drain_coupled_ns >= 0);
+      }
+    }
+    xs_link_profile fast = h;
+    fast.R *= 1e6, fast.has_r_k = 0;
+    w.K = 132, w.bytes_per_tile = 28672, w.compute_ns_per_tile = 50000, w.tiles_per_producer = 9;
+    XT_CHECK(xs_predict_fusion(&f, &fast, &w) == XS_OK);
+    double t0 = 0;
+    xs_t0_iss(&t0, &fast, 1, 28672);
+    XT_NEAR(f.fused_coupled_ns, 9 * 50000.0 + t0, 1e-6);
+  }
+  /* beyond the simulation's work bound the later tiles go at its last period */
+  {
+    w.K = 132, w.bytes_per_tile = 28672, w.compute_ns_per_tile = 100000;
+    w.tiles_per_producer = 1000;
+    XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
+    double per_tile = f.fused_coupled_ns / 1000;
+    w.tiles_per_producer = 1000000;
+    XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
+    XT_NEAR(f.fused_coupled_ns / 1e6, per_tile, 0.01);
+  }
+}
+
 /* The stage's room scaled (the capacity sensitivity `xstage run` reports): s = 1 is the profile
  * itself; every room scales and nothing else; more room never makes a catalogue workload slower
  * (the fused time is non-increasing in s, on both embedded profiles); bad s is refused. */
@@ -242,6 +411,7 @@ int main(void) {
   XT_RUN(test_split);
   XT_RUN(test_fusion);
   XT_RUN(test_scale_rooms);
+  XT_RUN(test_coupled);
   g_tmin = 1; /* the planner inverts the refined model as exactly */
   XT_RUN(test_min_free_gap);
   XT_RUN(test_max_burst);
