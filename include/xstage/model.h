@@ -377,8 +377,7 @@ typedef struct xs_fusion_prediction {
    * cost compute + V/R(K); their tile ends drift apart as the link serves them unevenly.
    * fused_coupled_ns: the slowest producer's last issue end; drain_coupled_ns: from then until
    * the last byte is out (event-timed kernels: the sum). Not for compute that does not read
-   * memory while its stores drain (FMA work; the fused GEMM, measured: docs/results/
-   * gemm-remote-h200.md): use the lockstep and spread figures there. */
+   * memory while its stores drain (FMA work): use the lockstep and spread figures there. */
   double fused_coupled_ns;
   double overhead_coupled_frac;
   double drain_coupled_ns;

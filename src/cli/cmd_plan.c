@@ -146,7 +146,7 @@ int cmd_plan(int argc, char** argv) {
              f.speedup_vs_serial >= 1 ? "faster" : "slower");
       printf("  regime %s; first stalled tile %ld; a tile needs %s of compute to stay free\n",
              xs_regime_name(f.regime), f.first_stall_tile, cli_fmt_ns(a, 32, f.min_free_gap_ns));
-      printf("  if the compute reads memory (attention does; our GEMM measured not to): a CTA "
+      printf("  if the compute reads memory (attention does): a CTA "
              "computes its next tile only once its stores have drained, as an SM with queued "
              "remote stores hardly loads: fused %s, overhead %.1f%%, then %s of drain "
              "(docs/model.md section 10, coupled)\n",

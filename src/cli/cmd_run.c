@@ -237,8 +237,8 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
          "over compute alone; Q+-10%%: ovh%% with the stage's room 10%% larger / smaller, the "
          "spread of Q between calibrations; spread: ovh%% with the CTAs' tile ends spread out "
          "after the first tile, as free-running CTAs drift; coupled: ovh%% when the compute reads "
-         "memory, so a CTA computes its next tile only once its stores have drained (attention; "
-         "not our GEMM); measured: on this GPU, by xbench; "
+         "memory, so a CTA computes its next tile only once its stores have drained (attention); "
+         "measured: on this GPU, by xbench; "
          "serial: compute, then the same bytes at R; vs ser: serial / fused; free gap: compute "
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
   for (int pi = 0; pi < nlinks; pi++) {
@@ -281,17 +281,18 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
    * figures are docs/results/gemm-remote-h200.md's, 2026-11-29 and 30, H200s) */
   printf(
       "\nChecked on fused kernels. The GEMM engine storing every tile remotely (4 shapes, "
-      "PCIe and NVLink, session 19, the stage's final drain included): between the spread and "
-      "the lockstep predictions where the link does not bind all the time (4 of 5), 4-10%% "
-      "faster than both where it binds over PCIe (the embedded R(132) is below that GPU's): "
+      "PCIe and NVLink, sessions 19-20, the stage's final drain included): between the spread and "
+      "the lockstep predictions where the link does not bind all the time, 4-10%% faster than "
+      "both where it binds over PCIe (the embedded R(132) is below that GPU's): "
       "docs/results/gemm-remote-h200.md. The attention's Ulysses epilogue to host memory "
-      "(W = 8, session 19): between the two from S = 32760 on, near lockstep at S = 16896, but "
-      "at S = 4608, where the link binds, 90-93%% overhead against ~50%% predicted: compute that "
-      "reads memory stalls while its SM's remote stores drain, which a profile fitted with FMA "
-      "gaps does not see (docs/model.md section 10). So read lockstep as an upper bound only "
-      "where the link does not bind; for a link- or capacity-bound workload whose compute "
-      "streams memory, measure: the fused kernel, `xstage run --gap-mode load`, or `xstage "
-      "xbench --sync free --gap-mode load` at its K, V and gap.\n");
+      "(W = 8, session 20): at S >= 32760 within 0.01 of the coupled prediction, at S = 16896 "
+      "0.95 predicted against 0.90-0.92 measured, at S = 4608, where the link binds, 0.60 "
+      "against 0.52-0.53: compute that reads memory stalls while its remote stores drain, and "
+      "even the coupled prediction is optimistic where a tile's compute is about the drain of a "
+      "tile's bytes (docs/model.md section 10). So for compute that reads memory read the "
+      "coupled column, as a lower bound where the link binds; measure with the fused kernel, "
+      "`xstage run --gap-mode load`, or `xstage xbench --sync free --gap-mode load` at its K, "
+      "V and gap.\n");
   return 0;
 }
 
