@@ -376,8 +376,9 @@ typedef struct xs_fusion_prediction {
    * from the profile's unfair_mean (not fitted to coupled runs): in lockstep each tile would
    * cost compute + V/R(K); their tile ends drift apart as the link serves them unevenly.
    * fused_coupled_ns: the slowest producer's last issue end; drain_coupled_ns: from then until
-   * the last byte is out (event-timed kernels: the sum). Not for compute that does not read
-   * memory while its stores drain (FMA work): use the lockstep and spread figures there. */
+   * the last byte is out (event-timed kernels: the sum). Measured so on the host path (PCIe);
+   * over NVLink loading compute ran on while its stores drained (session 20), as FMA work does:
+   * use the lockstep and spread figures there and for compute that does not read memory. */
   double fused_coupled_ns;
   double overhead_coupled_frac;
   double drain_coupled_ns;

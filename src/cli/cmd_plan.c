@@ -149,9 +149,12 @@ int cmd_plan(int argc, char** argv) {
       printf("  if the compute reads memory (attention does): a CTA "
              "computes its next tile only once its stores have drained, as an SM with queued "
              "remote stores hardly loads: fused %s, overhead %.1f%%, then %s of drain "
-             "(docs/model.md section 10, coupled)\n",
+             "(docs/model.md section 10, coupled%s)\n",
              cli_fmt_ns(a, 32, f.fused_coupled_ns), 100 * f.overhead_coupled_frac,
-             cli_fmt_ns(b, 32, f.drain_coupled_ns));
+             cli_fmt_ns(b, 32, f.drain_coupled_ns),
+             strncmp(p.transport, "peer", 4) ? ""
+                                             : "; measured over PCIe: over NVLink the loads ran "
+                                               "on, so the spread line holds there");
       if (f.regime != XS_REGIME_FREE && f.first_stall_tile >= 0)
         printf("  the stage stalls: for such compute measure with `xstage xbench --sync free "
                "--gap-mode load` at this K, burst and gap\n");

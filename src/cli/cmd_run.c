@@ -125,9 +125,17 @@ static void verdict(FILE* f, const xs_link_profile* p, const char* label, const 
             "in %d of them: for compute that does not read memory while the stores drain, the "
             "lockstep figures are the upper bound.\n",
             spread_hurts);
-  fprintf(f,
-          "  If the compute reads memory (attention does; column coupled) it hurts in %d of %d.\n",
-          coupled_hurts, total);
+  if (!strncmp(p->transport, "peer", 4))
+    fprintf(f,
+            "  Compute that reads memory ran on over NVLink while its stores drained (session 20, "
+            "one GPU pair: the spread column held); column coupled, the bound if its loads "
+            "waited, has it hurt in %d of %d.\n",
+            coupled_hurts, total);
+  else
+    fprintf(f,
+            "  If the compute reads memory (attention does; column coupled) it hurts in %d of "
+            "%d.\n",
+            coupled_hurts, total);
   if (edge)
     fprintf(f,
             "  At the stage's capacity: the verdict of %d shape%s flips with a room 10%% larger "
@@ -237,7 +245,8 @@ int run_report(const run_link* links, int nlinks, const char* device, int json) 
          "over compute alone; Q+-10%%: ovh%% with the stage's room 10%% larger / smaller, the "
          "spread of Q between calibrations; spread: ovh%% with the CTAs' tile ends spread out "
          "after the first tile, as free-running CTAs drift; coupled: ovh%% when the compute reads "
-         "memory, so a CTA computes its next tile only once its stores have drained (attention); "
+         "memory, so a CTA computes its next tile only once its stores have drained (attention, "
+         "over PCIe; over NVLink the loads ran on: read spread there); "
          "measured: on this GPU, by xbench; "
          "serial: compute, then the same bytes at R; vs ser: serial / fused; free gap: compute "
          "per tile that keeps each tile's burst free; workload assumptions: docs/model.md)\n\n");
