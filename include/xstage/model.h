@@ -383,6 +383,10 @@ typedef struct xs_fusion_prediction {
   double overhead_coupled_frac;
   double drain_coupled_ns;
   double coupled_spread;
+  /* ... and no CTA computes while the stage holds more than this: its shared room, Q(K)
+   * extrapolated to K = 0 (stores backed up to host memory hold up every SM's loads, measured:
+   * docs/model.md §10) */
+  double coupled_room_bytes;
 } xs_fusion_prediction;
 
 xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,

@@ -120,13 +120,14 @@ int cmd_plan(int argc, char** argv) {
           "\"regime\": \"%s\", \"first_stall_tile\": %ld, \"min_free_gap_ns\": %.17g, "
           "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g, "
           "\"fused_coupled_ns\": %.17g, \"overhead_coupled_frac\": %.17g, "
-          "\"drain_coupled_ns\": %.17g, \"coupled_spread\": %.17g}\n",
+          "\"drain_coupled_ns\": %.17g, \"coupled_spread\": %.17g, "
+          "\"coupled_room_bytes\": %.17g}\n",
           w.name, w.K, w.bytes_per_tile, w.compute_ns_per_tile, w.tiles_per_producer, f.compute_ns,
           f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
           xs_regime_name(f.regime), f.first_stall_tile,
           isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, f.fused_spread_ns,
           f.overhead_spread_frac, f.drain_ns, f.fused_coupled_ns, f.overhead_coupled_frac,
-          f.drain_coupled_ns, f.coupled_spread);
+          f.drain_coupled_ns, f.coupled_spread, f.coupled_room_bytes);
     else {
       printf("%s: %g producers x %ld tiles, %s per tile after %s of compute\n", w.name, w.K,
              w.tiles_per_producer, cli_fmt_bytes(a, 32, w.bytes_per_tile),

@@ -18,6 +18,13 @@
  * profile's unfair_mean (the mean producer's stall over the slowest's, fitted with FMA gaps),
  * so every coupled measurement is held out.
  *
+ * The coupling also reaches past the storing SM (session 20, call D): one SM storing to host
+ * memory at the link's rate held up no other SM's loads, two SMs storing (issuing faster than
+ * the link drains, so the stage backs up) held up those of half the other SMs, sixteen or more
+ * those of all of them. So no producer computes while the stage holds more than its shared
+ * room Qs: Q(K) extrapolated to K = 0 (Q(K) grows by about a producer's own queue per producer;
+ * what is left at K = 0 is the part they share), taken from the profile, not fitted.
+ *
  * Event simulation, exact for this fluid: a producer computes (G ns), issues its tile's bytes
  * (instantly), waits for them to drain, computes the next tile, ... After its last tile's
  * issue it is done; that issue ends when the stage has room for it: at t + max(T0 of one
@@ -81,8 +88,15 @@ double xsi_coupled_spread(double unfair_mean, int K) {
 
 enum { CPL_COMPUTE, CPL_DRAIN, CPL_DONE };
 
+double xsi_shared_room(const xs_link_profile* p) {
+  if (p->nq < 2) return p->q_bytes[0];
+  double k0 = p->q_k[0], k1 = p->q_k[1], q0 = p->q_bytes[0], q1 = p->q_bytes[1];
+  double q = q0 - k0 * (q1 - q0) / (k1 - k0);
+  return fmin(q0, fmax(0.0, q));
+}
+
 xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one, double K, double V,
-                             double G, long n, double s) {
+                             double G, long n, double s, double Qs) {
   int Ks = (int)fmin(XSI_CPL_MAX_K, fmax(1.0, floor(K + 0.5)));
   const double v = V / Ks, R = l->R, Q1 = fmin(l->Q, l->Qb);
   long ns = n;
@@ -104,12 +118,14 @@ xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one,
   const double eps_c = 1e-12 * (G + 1.0), eps_d = 1e-12 * (v + 1.0);
   int left = Ks;
   while (left > 0) {
-    /* the next event: a compute ends, or a producer's bytes are drained */
-    double dt = INFINITY;
+    /* the next event: a compute ends, or a producer's bytes are drained, or the stage falls to
+     * the shared room (no compute anywhere while it holds more) */
+    const int held = backlog > Qs * (1 + 1e-12) + 1e-9;
+    double dt = held ? (backlog - Qs) / R : INFINITY;
     for (int i = 0; i < Ks; i++) {
-      if (mode[i] == CPL_COMPUTE)
-        dt = fmin(dt, rem[i]);
-      else if (mode[i] == CPL_DRAIN)
+      if (mode[i] == CPL_COMPUTE) {
+        if (!held) dt = fmin(dt, rem[i]);
+      } else if (mode[i] == CPL_DRAIN)
         dt = fmin(dt, rem[i] * wsum / (R * w[i]));
     }
     if (!(dt < INFINITY)) break; /* unreachable: a producer left is computing or draining */
@@ -118,6 +134,7 @@ xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one,
     double wnew = 0;
     for (int i = 0; i < Ks; i++) {
       if (mode[i] == CPL_COMPUTE) {
+        if (held) continue;
         rem[i] -= dt;
         if (rem[i] > eps_c) continue;
         /* the tile is computed: its bytes are issued (accepted at once) */

@@ -198,8 +198,9 @@ static void test_fusion(void) {
 /* Compute that reads memory (the coupled prediction, docs/model.md §10): each producer computes,
  * issues its tile, and computes its next tile only once its own bytes have drained; the link
  * serves R(K) by weighted sharing, weights spaced evenly in [1 - s, 1 + s] and rotating by c per
- * tile. Checked against closed forms (one producer; equal weights) and a time-stepped reference
- * written here from those rules, not from the library's event loop. */
+ * tile; no CTA computes while the stage holds more than its shared room (Q(K) extrapolated to
+ * K = 0). Checked against closed forms (one producer; equal weights) and a time-stepped
+ * reference written here from those rules, not from the library's event loop. */
 static int cpl_gcd(int a, int b) {
   return b ? cpl_gcd(b, a % b) : a;
 }
@@ -211,6 +212,10 @@ static double cpl_reference(const xs_link_profile* p, int K, double v, double G,
   xs_capacity(&Q, p, K);
   xs_burst_room(&Qb, p, K);
   xs_t0_iss(&t0, p, 1, v);
+  /* the shared room: Q through its two smallest points, at K = 0 */
+  double Qs = p->q_bytes[0] - p->q_k[0] * (p->q_bytes[1] - p->q_bytes[0]) / (p->q_k[1] - p->q_k[0]);
+  Qs = fmin(p->q_bytes[0], fmax(0, Qs));
+  double B = 0;
   int c = (int)(0.381966 * K);
   if (c < 1) c = 1;
   while (cpl_gcd(c, K) != 1)
@@ -220,7 +225,8 @@ static double cpl_reference(const xs_link_profile* p, int K, double v, double G,
   for (int i = 0; i < K; i++)
     work[i] = G;
   while (done < K) {
-    double wsum = 0, B = 0;
+    double wsum = 0;
+    int held = B > Qs; /* the stage holds more than its shared room: nobody computes */
     for (int i = 0; i < K; i++)
       if (q[i] > 0) wsum += w[i];
     int issued_last = 0;
@@ -235,7 +241,7 @@ static double cpl_reference(const xs_link_profile* p, int K, double v, double G,
           else
             work[i] = G;
         }
-      } else if ((work[i] -= dt) <= 0) { /* computed: issue the tile */
+      } else if (!held && (work[i] -= dt) <= 0) { /* computed: issue the tile */
         w[i] = K > 1 ? 1 - s + 2 * s * (double)((i + tile[i] * c) % K) / (K - 1) : 1;
         q[i] = v, tile[i]++;
         if (tile[i] == n) issued_last = 1;
@@ -243,6 +249,7 @@ static double cpl_reference(const xs_link_profile* p, int K, double v, double G,
       }
     }
     t += dt;
+    B = 0;
     for (int i = 0; i < K; i++)
       B += q[i];
     if (issued_last) fused = fmax(fused, t + fmax(t0, (B - fmin(Q, Qb)) / R));
@@ -289,12 +296,20 @@ static void test_coupled(void) {
   }
   /* unequal weights against the time-stepped reference: link-bound, balanced and free */
   {
-    const double cases[][3] = {{131072, 1000, 4}, {65536, 2000, 3}, {16384, 20000, 3}};
-    for (int ci = 0; ci < 3; ci++) {
+    /* the last two hold the stage above its shared room (5 x 256 KiB > Qs ~ 0.7 MB) */
+    const double cases[][3] = {{131072, 1000, 4},
+                               {65536, 2000, 3},
+                               {16384, 20000, 3},
+                               {262144, 3000, 4},
+                               {400000, 5000, 3}};
+    for (int ci = 0; ci < 5; ci++) {
       w.K = 5, w.bytes_per_tile = cases[ci][0], w.compute_ns_per_tile = cases[ci][1];
       w.tiles_per_producer = (long)cases[ci][2];
       XT_CHECK(xs_predict_fusion(&f, &h, &w) == XS_OK);
       XT_CHECK(f.coupled_spread > 0.2 && f.coupled_spread < 0.95);
+      XT_NEAR(f.coupled_room_bytes,
+              h.q_bytes[0] - h.q_k[0] * (h.q_bytes[1] - h.q_bytes[0]) / (h.q_k[1] - h.q_k[0]),
+              1e-12);
       double dr = 0, dt = 0.25;
       double ref = cpl_reference(&h, 5, w.bytes_per_tile, w.compute_ns_per_tile,
                                  (int)w.tiles_per_producer, f.coupled_spread, dt, &dr);
