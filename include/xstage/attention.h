@@ -54,10 +54,21 @@ typedef struct xs_attn_epilogue {
                                  (a permutation of 0..num_tiles-1): the kernel starts tiles in
                                  this order. Not checked on the device: a repeated or missing
                                  index leaves tiles computed twice or never. */
+  int trickle;                /* 0: each tile's stores go out when it ends. 1 (version 2, with a
+                                 map, without tile_flags): each consumer warpgroup stores its
+                                 rows of a finished tile in 8 pieces spread evenly over the
+                                 key/value steps of its next tile, the planner's split of a
+                                 tile's burst (docs/model.md §10: backed-up remote stores stall
+                                 the loads); a CTA's last tile, and rows that straddle two
+                                 destinations, still go out at once. For links that bind: on
+                                 the H200 host path it ran 1.3x faster at S = 4608, where the
+                                 output's bytes at R exceed the compute, and cost 7-9 % of the
+                                 compute where they do not (docs/attention.md). Version 1
+                                 stores at once. */
 } xs_attn_epilogue;
 
 #define XS_ATTN_EPILOGUE_INITIALIZER                                                               \
-  { 0, {0}, 0, 0, 0, 0, 0, 0, 0u, 0 }
+  { 0, {0}, 0, 0, 0, 0, 0, 0, 0u, 0, 0 }
 
 /* One attention forward call. Pointers are device pointers (q, k, v, o, lse). */
 typedef struct xs_attn_args {

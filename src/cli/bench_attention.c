@@ -2,7 +2,8 @@
  * epilogue hook variants, with correctness counted in the same run (nccl-tests style #wrong).
  *
  *   xstage bench attention --B 1 --H 24 --S 4608 --d 128 [--Skv N] [--causal] [--version N]
- *                          [--hook none|map|hbm|host|hostmap|all] [--reps N] [--profile P]
+ *                          [--hook none|map|hbm|host|hostmap|trickle|trickhbm|all] [--reps N]
+ *                          [--profile P]
  *                          [--json]
  *
  * Rows: one per version (plain epilogue: O stored to its own [B, S, H, d] tensor), then for the
@@ -10,7 +11,10 @@
  * (what the map's stores cost); `hbm` = the same map plus a per-tile flag (release, system
  * scope; the issue's <= 2 % target); `host` = 8 destinations of S/8 tokens each, the first in
  * HBM and the other 7 in host-mapped memory (the Ulysses shape with W = 8, 7/8 of the output
- * crossing PCIe), also with flags; `hostmap` = the same without flags (what the flags cost).
+ * crossing PCIe), also with flags; `hostmap` = the same without flags (what the flags cost);
+ * `trickle` = hostmap with epilogue.trickle (each tile stored in 8 pieces spread over the next
+ * tile's key/value steps); `trickhbm` = the trickle with the map in HBM (what the trickled
+ * kernel's compute costs, with no PCIe).
  * FLOPs = 4 B H S Skv d, halved when causal.
  * The host rows also carry the X-Stage model's prediction of their vs_plain (xs_predict_fusion
  * with --profile, default the embedded h200-host; K = the persistent CTAs, one tile per burst of
@@ -37,7 +41,7 @@
 #include <cuda_runtime.h>
 
 #define PAT_N ((size_t)1 << 20) /* elements in the random input pattern */
-#define NHOOK 4                 /* map, hbm, host, hostmap */
+#define NHOOK 6                 /* map, hbm, host, hostmap, trickle, trickhbm */
 
 typedef struct bench_row {
   int version;
@@ -156,7 +160,9 @@ int cli_bench_attention(int argc, char** argv) {
       {"d", "N", "head dim, 64 or 128 (default 128)", NULL},
       {"causal", NULL, "causal mask (top-left)", NULL},
       {"version", "N", "0 = every version (default), else 1..2", NULL},
-      {"hook", "KIND", "none, map, hbm, host, hostmap or all (default all): epilogue variants",
+      {"hook", "KIND",
+       "none, map, hbm, host, hostmap, trickle, trickhbm or all (default all): epilogue "
+       "variants",
        NULL},
       {"reps", "N", "launches per timed batch, 3 batches (default: ~0.1 s each)", NULL},
       {"profile", "P", "link profile for the host rows' prediction (default h200-host)", NULL},
@@ -176,12 +182,13 @@ int cli_bench_attention(int argc, char** argv) {
   if (d != 64 && d != 128) return cli_error(&c, "--d must be 64 or 128");
   const char* hook = cli_get_str(&c, "hook", "all");
   int all = !strcmp(hook, "all");
-  static const char* const hook_names[NHOOK] = {"map", "hbm", "host", "hostmap"};
+  static const char* const hook_names[NHOOK] = {"map",     "hbm",     "host",
+                                                "hostmap", "trickle", "trickhbm"};
   int do_hook[NHOOK], any_hook = 0;
   for (int i = 0; i < NHOOK; i++)
     any_hook += do_hook[i] = all || !strcmp(hook, hook_names[i]);
   if (!any_hook && strcmp(hook, "none"))
-    return cli_error(&c, "--hook: none, map, hbm, host, hostmap or all");
+    return cli_error(&c, "--hook: none, map, hbm, host, hostmap, trickle, trickhbm or all");
   xs_link_profile prof;
   if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &prof)) return 1;
   int causal = cli_flag(&c, "causal"), json = cli_flag(&c, "json");
@@ -281,12 +288,13 @@ int cli_bench_attention(int argc, char** argv) {
   if (!last) goto done;
   a.version = last;
   for (int hk = 0; hk < NHOOK; hk++) {
-    if (!do_hook[hk]) continue;
+    if (!do_hook[hk] || (hk >= 4 && last != 2)) continue; /* trickle: version 2 only */
     xs_attn_args h = a;
     h.o = NULL;
-    h.epilogue.tile_flags = hk == 0 || hk == 3 ? NULL : flags;
+    h.epilogue.tile_flags = hk == 1 || hk == 2 ? flags : NULL;
+    h.epilogue.trickle = hk >= 4;
     h.epilogue.flag_value = 1;
-    if (hk < 2) { /* a second HBM region, O's layout */
+    if (hk < 2 || hk == 5) { /* a second HBM region, O's layout */
       h.epilogue.num_dst = 1;
       h.epilogue.dst[0] = o2;
       h.epilogue.tokens_per_dst = (int)S;
@@ -314,7 +322,7 @@ int cli_bench_attention(int argc, char** argv) {
     row->version = last;
     row->hook = hook_names[hk];
     row->pred_lock = row->pred_spread = row->pred_coupled = NAN;
-    if (hk >= 2) predict_host(row, &prof, &a, nt, plain_ms);
+    if (hk >= 2 && hk <= 4) predict_host(row, &prof, &a, nt, plain_ms);
     r = time_forward(&row->ms, &row->vs_plain, &h, &a, (int)reps, 5);
     if (r != XS_OK) {
       nrows--;
@@ -324,7 +332,7 @@ int cli_bench_attention(int argc, char** argv) {
     }
     row->tflops = flops / (row->ms * 1e-3) / 1e12;
     /* Gather what the map stored back into O's layout and compare bit for bit. */
-    if (hk < 2) {
+    if (hk < 2 || hk == 5) {
       cudaMemcpy(got, o2, nq * 2, cudaMemcpyDeviceToHost);
     } else {
       size_t row_elems = (size_t)H * d;
@@ -387,7 +395,7 @@ done:
         printf("v%-7d %-8s %10.4f %9.1f %9.3f %9s %9s %9s %8lld\n", rows[i].version, rows[i].hook,
                rows[i].ms, rows[i].tflops, rows[i].vs_plain, pl, ps, pc, rows[i].wrong);
       }
-      if (do_hook[2] || do_hook[3])
+      if (do_hook[2] || do_hook[3] || do_hook[4])
         printf("# lockstep, spread, coupled: the X-Stage model's vs_plain for the host rows (%s, "
                "R %.1f GB/s): every CTA storing its tile at once / the CTAs' tile ends spread out "
                "/ a CTA's next tile only after its stores drained (compute that reads memory)\n",

@@ -284,8 +284,7 @@ static void test_large_shapes(void) {
  * shuffled tile order or the default one (causal: version 2's longest-first snake). Must equal
  * the plain epilogue bit for bit, raise every flag, and leave everything outside the map
  * poisoned. */
-static void check_hook(int version, int with_flags, int shuffled) {
-  shape s = {2, 3, 300, 257, 128, 1, 4};
+static void check_hook(int version, int with_flags, int shuffled, int trickle, shape s) {
   problem P;
   problem_make(&P, s, 12345, 0);
   int tpd = (s.S + 2) / 3, Ht = s.H + 2;
@@ -333,6 +332,7 @@ static void check_hook(int version, int with_flags, int shuffled) {
   a.epilogue.tile_flags = with_flags ? dflags : NULL;
   a.epilogue.flag_value = 7;
   a.epilogue.tile_order = shuffled ? dorder : NULL;
+  a.epilogue.trickle = trickle;
   xs_result r = xs_attention_forward(&a);
   XT_CHECK_MSG(r == XS_OK, "v%d hook: %s: %s", version, xs_strerror(r), xs_last_error());
   CK(cudaDeviceSynchronize());
@@ -363,9 +363,10 @@ static void check_hook(int version, int with_flags, int shuffled) {
     }
   for (int64_t i = 0; i < nt; i++)
     unset += flags[i] != (with_flags ? 7u : 0u);
-  printf("  v%d hook (%s, %s order): %lld tiles, %zu of %zu mapped elements differ from the plain "
-         "epilogue, %zu stray writes, %zu flags %s\n",
+  printf("  v%d hook (%s, %s order%s; B=%d H=%d S=%d Skv=%d d=%d%s): %lld tiles, %zu of %zu "
+         "mapped elements differ from the plain epilogue, %zu stray writes, %zu flags %s\n",
          version, with_flags ? "flags" : "no flags", shuffled ? "shuffled" : "default",
+         trickle ? ", trickled" : "", s.B, s.H, s.S, s.Skv, s.d, s.causal ? " causal" : "",
          (long long)nt, mismatch, covered, stray, unset, with_flags ? "not raised" : "written");
   XT_CHECK(mismatch == 0 && stray == 0 && unset == 0);
   cudaFree(o);
@@ -378,11 +379,44 @@ static void check_hook(int version, int with_flags, int shuffled) {
 }
 
 static void test_hook(void) {
+  const shape small = {2, 3, 300, 257, 128, 1, 4};
   for (int v = 1; v <= (g_have_v2 ? 2 : 1); v++) {
-    check_hook(v, 1, 1);
-    check_hook(v, 0, 0);
-    check_hook(v, 1, 0);
+    check_hook(v, 1, 1, 0, small);
+    check_hook(v, 0, 0, 0, small);
+    check_hook(v, 1, 0, 0, small);
   }
+}
+
+/* Trickled epilogue (epilogue.trickle, version 2): more tiles than CTAs, so most tiles go out
+ * piece by piece under the next one; key/value blocks fewer than the passes (the flush before
+ * the next epilogue) and more; shards whose boundaries cut a warpgroup's 64 rows (stored at
+ * once); d = 64 and 128, causal and not, shuffled order; with flags it is refused. Bit for bit
+ * the plain epilogue. */
+static void test_trickle(void) {
+  if (!g_have_v2) {
+    printf("  trickle: version 2 needs cc 9.0; not run on this GPU\n");
+    return;
+  }
+  const shape list[] = {
+      {1, 8, 4685, 300, 128, 0, 4},
+      {1, 8, 4685, 2000, 128, 0, 4},
+      {2, 5, 3000, 3000, 64, 1, 4},
+      {1, 6, 4685, 1100, 64, 0, 4},
+  };
+  for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+    check_hook(2, 0, (int)(i & 1), 1, list[i]);
+  xs_attn_args a = XS_ATTN_ARGS_INITIALIZER;
+  a.q = a.k = a.v = (void*)(uintptr_t)256;
+  a.B = a.H = 1, a.S = a.Skv = 128, a.head_dim = 128;
+  a.epilogue.trickle = 1; /* no map */
+  a.o = (void*)(uintptr_t)256;
+  XT_EQ_INT(xs_attention_forward(&a), XS_ERR_UNSUPPORTED);
+  a.epilogue.num_dst = 1, a.epilogue.dst[0] = (void*)(uintptr_t)256,
+  a.epilogue.tokens_per_dst = 128;
+  a.epilogue.tile_flags = (uint32_t*)(uintptr_t)256; /* flags */
+  XT_EQ_INT(xs_attention_forward(&a), XS_ERR_UNSUPPORTED);
+  a.epilogue.trickle = 2;
+  XT_EQ_INT(xs_attention_forward(&a), XS_ERR_INVALID_ARG);
 }
 
 static void test_args(void) {
@@ -419,6 +453,7 @@ int main(void) {
   XT_RUN(test_args);
   XT_RUN(test_small_shapes);
   XT_RUN(test_hook);
+  XT_RUN(test_trickle);
   XT_RUN(test_large_shapes);
   return XT_END();
 }

@@ -41,6 +41,16 @@ XS_DEV void xs_st_v4(void* dst, uint4 v) {
                : "memory");
 }
 
+/* st.global.v4.b32 under a predicate: the store only where pred != 0, with no branch (a branch
+ * would end the basic block, which can move a kernel's wgmma waits). */
+XS_DEV void xs_st_v4_if(void* dst, uint4 v, uint32_t pred) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.u32 p, %5, 0;\n@p st.global.v4.b32 [%0], {%1, %2, %3, %4};\n}" ::
+          "l"(dst),
+      "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(pred)
+      : "memory");
+}
+
 /* st.relaxed.sys.global.v4.b32: relaxed store, system scope (coherent, no ordering). */
 XS_DEV void xs_st_relaxed_sys_v4(void* dst, uint4 v) {
   asm volatile("st.relaxed.sys.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x),

@@ -61,6 +61,11 @@ static xs_result check_args(const xs_attn_args* a) {
   }
   XSI_ARG(!e->tile_flags || ((uintptr_t)e->tile_flags & 3u) == 0,
           "epilogue.tile_flags must be 4-byte aligned");
+  XSI_ARG(e->trickle == 0 || e->trickle == 1, "epilogue.trickle = %d: 0 or 1", e->trickle);
+  if (e->trickle && (e->num_dst == 0 || e->tile_flags))
+    return xsi_set_error(XS_ERR_UNSUPPORTED,
+                         "epilogue.trickle needs a destination map (num_dst >= 1) and no "
+                         "tile_flags (a trickled tile's flag is not implemented)");
   return XS_OK;
 }
 
@@ -175,6 +180,7 @@ static void fill_params(attn_params* p, const xs_attn_args* a) {
   p->flags = e->tile_flags;
   p->flag_value = e->flag_value;
   p->order = e->tile_order;
+  p->trickle = e->trickle;
 }
 
 xs_result xs_attention_num_tiles(int64_t* num_tiles, const xs_attn_args* args) {

@@ -38,6 +38,8 @@ typedef struct attn_params {
   const int32_t* order; /* tile order, or NULL (each version's default) */
   int order_sections;   /* version 2, causal default order: head sections (1..B*H), set by
                            its launcher */
+  int trickle;          /* 1: version 2 trickles each tile's stores over the next tile (last
+                           here: the other fields keep their offsets) */
 } attn_params;
 
 /* Launchers: enqueue the version on `stream`; XS_ERR_CUDA with the CUDA message on failure. */

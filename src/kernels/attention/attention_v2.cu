@@ -223,8 +223,9 @@ static __device__ __forceinline__ void v2_softmax(float* s, float* m, float* l, 
 
 /* Epilogue of one consumer warpgroup: O / l to staging, then coalesced 16-byte stores. */
 template <int D, bool kMap>
-static __device__ void v2_epilogue(const attn_params& p, float* o, const float* m, float* l,
-                                   uint8_t* stage, int cw, int b, int h, int m0) {
+static __device__ bool v2_epilogue(const attn_params& p, float* o, const float* m, float* l,
+                                   uint8_t* stage, int cw, int b, int h, int m0, bool defer,
+                                   uint16_t** t_dst, int* t_rows) {
   typedef v2_cfg<D> C;
   int tid = threadIdx.x & 127, warp = tid >> 5, lane = tid & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -264,6 +265,11 @@ static __device__ void v2_epilogue(const attn_params& p, float* o, const float* 
       int64_t pass_stride = (int64_t)RPP * p.stride_s;
       uint16_t* dst = p.dst[r_lo] + b * p.stride_b + (int64_t)(sr_lo + rl0) * p.stride_s +
                       (int64_t)(h + p.head_offset) * p.stride_h + cv * 8;
+      if (defer) { /* trickle: v2_trickle_pass stores it over the next tile's steps */
+        *t_dst = dst;
+        *t_rows = rows;
+        return true;
+      }
 #pragma unroll
       for (int i = 0; i < PASSES; i++) {
         int rl = rl0 + RPP * i;
@@ -288,10 +294,26 @@ static __device__ void v2_epilogue(const attn_params& p, float* o, const float* 
   }
   /* NOTE: the staging tile is rewritten by the next tile's epilogue: all reads done first. */
   xs_named_bar_sync(V2_BAR_EPI + cw, 128);
+  return false;
+}
+
+/* Trickle (attn_params.trickle): pass i of a deferred tile's rows (this thread's 16-byte unit of
+ * row rl0 + RPP i) from the staging buffer to its destination; dst and rows as v2_epilogue left
+ * them. The staging buffer stays untouched until the last pass: the next epilogue first flushes
+ * the passes left and syncs the warpgroup. */
+template <int D>
+static __device__ __forceinline__ void v2_trickle_pass(const attn_params& p, const uint8_t* stage,
+                                                       uint16_t* dst, int rows, int i) {
+  typedef v2_cfg<D> C;
+  constexpr int VPR = D / 8, RPP = 128 / VPR, PASSES = C::WG_M / RPP;
+  int tid = threadIdx.x & 127, rl0 = tid / VPR, cv = tid - rl0 * VPR;
+  int ic = i < PASSES ? i : PASSES - 1, rl = rl0 + RPP * ic; /* in range: a harmless read */
+  uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
+  xs_st_v4_if(dst + (int64_t)ic * RPP * p.stride_s, val, (uint32_t)(i < PASSES && rl < rows));
 }
 
 /* Consumer warpgroup cw (0 or 1): rows [m0 + 64 cw, m0 + 64 cw + 64) of every tile it runs. */
-template <int D, bool kMap>
+template <int D, bool kMap, bool kTrickle>
 static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t* bars, int cw) {
   typedef v2_cfg<D> C;
   constexpr int NS = C::BN / 2; /* S accumulators per thread (64 x BN over 128 threads) */
@@ -306,6 +328,12 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
   uint32_t my_turn = V2_BAR_SCHED + cw, other_turn = V2_BAR_SCHED + (1 - cw);
   uint32_t q_phase = 0, kv_phase = 0, pub_phase = 0;
   int stage = 0, pub_slot = 0;
+  /* trickle (kTrickle: a map with epilogue.trickle): the deferred tile's destination and rows,
+   * and its next pass (T_PASSES: none pending) */
+  constexpr int T_PASSES = C::WG_M / (128 / (D / 8));
+  uint8_t* o_stage = smem + C::OFF_O + cw * C::O_BYTES;
+  uint16_t* t_dst = nullptr;
+  int t_rows = 0, t_next = T_PASSES;
   float s[NS], o[NO];
   uint32_t pr[NS / 2];
   if (cw == 1) xs_attn_bar_arrive(V2_BAR_SCHED + 0, 256); /* consumer 0 takes the first turn */
@@ -391,6 +419,16 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
         pr[i] = xs_attn_pack_bf16x2(s[2 * i], s[2 * i + 1]);
       __syncwarp();
       if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
+      /* trickle: the previous tile's passes spread evenly over this tile's key/value steps,
+       * pass i at step 1 + i (n_kv - 1) / T_PASSES, at the end of the step (no wgmma of this
+       * warpgroup in flight), behind a uniform branch. Measured (session 20): the placement
+       * after the P V issue and a predicated pass every step each cost more compute; a
+       * countdown instead of the division cost more too. */
+      if (kTrickle) {
+        int due = ((j - 1) * T_PASSES) / (n_kv - 1) + 1, go = t_next < due;
+        if (go) v2_trickle_pass<D>(p, o_stage, t_dst, t_rows, t_next);
+        t_next += go;
+      }
       prev_stage = stage;
       prev_phase = kv_phase;
       if (++stage == C::STAGES) {
@@ -414,7 +452,14 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
     xs_wgmma_fence_regs(o);
     __syncwarp();
     if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
-    v2_epilogue<D, kMap>(p, o, m, l, smem + C::OFF_O + cw * C::O_BYTES, cw, b, h, m0);
+    if (kTrickle && t_next < T_PASSES) { /* passes left (a short tile): out before staging */
+      while (t_next < T_PASSES)
+        v2_trickle_pass<D>(p, o_stage, t_dst, t_rows, t_next++);
+      xs_named_bar_sync(V2_BAR_EPI + cw, 128);
+    }
+    /* a CTA's last tile goes out at once (nothing after it to trickle under) */
+    bool defer = kTrickle && pos + (int)gridDim.x < p.num_tiles;
+    if (v2_epilogue<D, kMap>(p, o, m, l, o_stage, cw, b, h, m0, defer, &t_dst, &t_rows)) t_next = 0;
     if (p.flags) {
       /* Hand the tile to the flag publisher (v2_publisher): the epilogue ended with a barrier
        * over this warpgroup after all of its stores, so one arrival (release, CTA scope) by
@@ -464,7 +509,7 @@ template <int D> static __device__ void v2_publisher(const attn_params& p, uint6
   }
 }
 
-template <int D, bool kMap>
+template <int D, bool kMap, bool kTrickle>
 __global__ void __launch_bounds__(384, 1)
     attention_kernel_v2(const __grid_constant__ CUtensorMap tq,
                         const __grid_constant__ CUtensorMap tk,
@@ -504,15 +549,15 @@ __global__ void __launch_bounds__(384, 1)
     }
   } else {
     xs_setmaxnreg_inc<C::CONSUMER_REGS>();
-    v2_consumer<D, kMap>(p, smem, bars, wg - 1);
+    v2_consumer<D, kMap, kTrickle>(p, smem, bars, wg - 1);
   }
 }
 
-template <int D, bool kMap>
+template <int D, bool kMap, bool kTrickle>
 static xs_result v2_launch(const attn_params* p, const CUtensorMap* tq, const CUtensorMap* tk,
                            const CUtensorMap* tv, int num_sms, cudaStream_t stream) {
   typedef v2_cfg<D> C;
-  cudaError_t e = cudaFuncSetAttribute(attention_kernel_v2<D, kMap>,
+  cudaError_t e = cudaFuncSetAttribute(attention_kernel_v2<D, kMap, kTrickle>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM);
   if (e != cudaSuccess)
     return xsi_set_error(XS_ERR_CUDA, "attention v2: set shared memory %u: %s", C::SMEM,
@@ -523,7 +568,7 @@ static xs_result v2_launch(const attn_params* p, const CUtensorMap* tq, const CU
   attn_params pp = *p;
   int bh = p->B * p->H, ns = p->num_tiles / (16 * grid);
   pp.order_sections = ns < 1 ? 1 : ns > bh ? bh : ns;
-  attention_kernel_v2<D, kMap><<<grid, C::THREADS, C::SMEM, stream>>>(*tq, *tk, *tv, pp);
+  attention_kernel_v2<D, kMap, kTrickle><<<grid, C::THREADS, C::SMEM, stream>>>(*tq, *tk, *tv, pp);
   e = cudaGetLastError();
   if (e != cudaSuccess)
     return xsi_set_error(XS_ERR_CUDA, "attention v2 launch (d=%d, grid %d): %s", D, grid,
@@ -533,9 +578,12 @@ static xs_result v2_launch(const attn_params* p, const CUtensorMap* tq, const CU
 
 xs_result xsi_attention_v2(const attn_params* p, const CUtensorMap* tq, const CUtensorMap* tk,
                            const CUtensorMap* tv, int num_sms, cudaStream_t stream) {
+  /* epilogue.trickle is checked to come with a map (attention.cu check_args) */
   if (p->D == 128)
-    return p->map ? v2_launch<128, true>(p, tq, tk, tv, num_sms, stream)
-                  : v2_launch<128, false>(p, tq, tk, tv, num_sms, stream);
-  return p->map ? v2_launch<64, true>(p, tq, tk, tv, num_sms, stream)
-                : v2_launch<64, false>(p, tq, tk, tv, num_sms, stream);
+    return p->trickle ? v2_launch<128, true, true>(p, tq, tk, tv, num_sms, stream)
+           : p->map   ? v2_launch<128, true, false>(p, tq, tk, tv, num_sms, stream)
+                      : v2_launch<128, false, false>(p, tq, tk, tv, num_sms, stream);
+  return p->trickle ? v2_launch<64, true, true>(p, tq, tk, tv, num_sms, stream)
+         : p->map   ? v2_launch<64, true, false>(p, tq, tk, tv, num_sms, stream)
+                    : v2_launch<64, false, false>(p, tq, tk, tv, num_sms, stream);
 }
