@@ -95,10 +95,13 @@ double xsi_shared_room(const xs_link_profile* p) {
   return fmin(q0, fmax(0.0, q));
 }
 
-xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one, double K, double V,
-                             double G, long n, double s, double Qs) {
+xs_result xsi_coupled_fusion(xsi_coupled* out, const xs_link_profile* p, const xsi_link* l,
+                             double K, double V, double G, long n) {
   int Ks = (int)fmin(XSI_CPL_MAX_K, fmax(1.0, floor(K + 0.5)));
   const double v = V / Ks, R = l->R, Q1 = fmin(l->Q, l->Qb);
+  const double s = xsi_coupled_spread(p->unfair_mean, Ks), Qs = xsi_shared_room(p);
+  const xsi_link one = xsi_link_of(p, 1.0);
+  const double t0_one = xsi_t0(&one, v);
   long ns = n;
   double cap = XSI_CPL_WORK / (2.0 * (double)Ks * (double)Ks);
   if ((double)ns > cap) ns = (long)fmax(4.0, cap);
@@ -175,6 +178,7 @@ xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one,
   out->fused_ns = fused;
   out->drain_ns = drain;
   out->spread = s;
+  out->shared_room = Qs;
   out->producers = Ks;
   return XS_OK;
 }

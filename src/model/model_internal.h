@@ -157,18 +157,19 @@ static inline double xsi_row_gap(const xs_sample* s) {
   return s->seq >= 1 ? s->gap_before_ns : s->G;
 }
 
-/* Compute that reads memory (coupled.c, docs/model.md §10): K producers, each computing G ns per
- * tile and then waiting for its own V/K bytes to drain before the next tile, served by weighted
- * processor sharing (weights evenly spaced in [1 - s, 1 + s]) at R(K); n tiles each; no producer
- * computes while the stage holds more than Qs bytes. fused_ns:
+/* Compute that reads memory (coupled.c, docs/model.md §10): K producers (l = the link at K),
+ * each computing G ns per tile and then waiting for its own V/K bytes to drain before the next
+ * tile, served by weighted processor sharing (weights evenly spaced in [1 - s, 1 + s], s =
+ * xsi_coupled_spread of p's unfair_mean) at R(K); n tiles each; no producer computes while the
+ * stage holds more than Qs = xsi_shared_room(p) bytes. fused_ns:
  * the slowest producer's last issue end (a last burst is accepted once the stage has room:
  * max(t0_one, (B - min(Q, Qb)) / R) after it); drain_ns: from then until every byte is out. */
 typedef struct xsi_coupled {
-  double fused_ns, drain_ns, spread;
+  double fused_ns, drain_ns, spread, shared_room; /* s and Qs as used */
   int producers; /* simulated: K rounded, at most 512 */
 } xsi_coupled;
-xs_result xsi_coupled_fusion(xsi_coupled* out, const xsi_link* l, double t0_one, double K, double V,
-                             double G, long n, double s, double Qs);
+xs_result xsi_coupled_fusion(xsi_coupled* out, const xs_link_profile* p, const xsi_link* l,
+                             double K, double V, double G, long n);
 /* The stage's shared room: Q(K) extrapolated to K = 0 through its two smallest points (Q(K) =
  * shared room + K x a producer's own queue), in [0, Q(q_k[0])]; Q(q_k[0]) with one point. */
 double xsi_shared_room(const xs_link_profile* p);

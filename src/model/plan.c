@@ -160,13 +160,9 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
         f.compute_ns > 0 ? (f.fused_spread_ns - f.compute_ns) / f.compute_ns : INFINITY;
   }
   {
-    xsi_link one = xsi_link_of(p, 1.0);
-    int ks = (int)fmin(512.0, fmax(1.0, floor(w->K + 0.5)));
     xsi_coupled c;
-    const double qs = xsi_shared_room(p);
-    XSI_CHECK(xsi_coupled_fusion(&c, &l, xsi_t0(&one, V / ks), w->K, V, G, w->tiles_per_producer,
-                                 xsi_coupled_spread(p->unfair_mean, ks), qs));
-    f.coupled_room_bytes = qs;
+    XSI_CHECK(xsi_coupled_fusion(&c, p, &l, w->K, V, G, w->tiles_per_producer));
+    f.coupled_room_bytes = c.shared_room;
     f.fused_coupled_ns = c.fused_ns;
     f.drain_coupled_ns = c.drain_ns;
     f.coupled_spread = c.spread;
