@@ -297,19 +297,20 @@ static __device__ bool v2_epilogue(const attn_params& p, float* o, const float* 
   return false;
 }
 
-/* Trickle (attn_params.trickle): pass i of a deferred tile's rows (this thread's 16-byte unit of
- * row rl0 + RPP i) from the staging buffer to its destination; dst and rows as v2_epilogue left
- * them. The staging buffer stays untouched until the last pass: the next epilogue first flushes
- * the passes left and syncs the warpgroup. */
+/* Trickle (attn_params.trickle): pass i < PASSES of a deferred tile's rows (this thread's 16-byte
+ * unit of row rl0 + RPP i) from the staging buffer to its destination; dst and rows as
+ * v2_epilogue left them (rows past the tile's end: a harmless read, no store). The staging
+ * buffer stays untouched until the last pass: the next epilogue first flushes the passes left
+ * and syncs the warpgroup. */
 template <int D>
 static __device__ __forceinline__ void v2_trickle_pass(const attn_params& p, const uint8_t* stage,
                                                        uint16_t* dst, int rows, int i) {
   typedef v2_cfg<D> C;
-  constexpr int VPR = D / 8, RPP = 128 / VPR, PASSES = C::WG_M / RPP;
+  constexpr int VPR = D / 8, RPP = 128 / VPR;
   int tid = threadIdx.x & 127, rl0 = tid / VPR, cv = tid - rl0 * VPR;
-  int ic = i < PASSES ? i : PASSES - 1, rl = rl0 + RPP * ic; /* in range: a harmless read */
+  int rl = rl0 + RPP * i;
   uint4 val = *(const uint4*)(stage + rl * C::O_ROW_BYTES + cv * 16);
-  xs_st_v4_if(dst + (int64_t)ic * RPP * p.stride_s, val, (uint32_t)(i < PASSES && rl < rows));
+  xs_st_v4_if(dst + (int64_t)i * RPP * p.stride_s, val, (uint32_t)(rl < rows));
 }
 
 /* Consumer warpgroup cw (0 or 1): rows [m0 + 64 cw, m0 + 64 cw + 64) of every tile it runs. */
