@@ -345,6 +345,7 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
     int row0 = m0 + C::WG_M * cw + 16 * warp + (lane >> 2); /* this thread's first row */
     int row_min = m0 + C::WG_M * cw;                        /* this warpgroup's first row */
     int n_kv = v2_num_kv(p, m0, C::BN);
+    int t_due = t_next < T_PASSES ? 1 : INT_MAX; /* trickle: the step of the next pass */
     float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, alpha[2] = {1.0f, 1.0f};
 #pragma unroll
     for (int i = 0; i < NO; i++)
@@ -421,14 +422,15 @@ static __device__ void v2_consumer(const attn_params& p, uint8_t* smem, uint64_t
       __syncwarp();
       if (lane == 0) xs_mbar_arrive(&v_empty[prev_stage]);
       /* trickle: the previous tile's passes spread evenly over this tile's key/value steps,
-       * pass i at step 1 + i (n_kv - 1) / T_PASSES, at the end of the step (no wgmma of this
-       * warpgroup in flight), behind a uniform branch. Measured (session 20): the placement
-       * after the P V issue and a predicated pass every step each cost more compute; a
-       * countdown instead of the division cost more too. */
-      if (kTrickle) {
-        int due = ((j - 1) * T_PASSES) / (n_kv - 1) + 1, go = t_next < due;
-        if (go) v2_trickle_pass<D>(p, o_stage, t_dst, t_rows, t_next);
-        t_next += go;
+       * pass i at step 1 + ceil(i (n_kv - 1) / T_PASSES) (one pass a step when behind), at the
+       * end of the step (no wgmma of this warpgroup in flight), behind a uniform branch; the
+       * step of the next pass is kept, so a step without one costs a compare. Measured
+       * (session 20): the placement after the P V issue, a predicated pass every step, a
+       * countdown, and the due pass recomputed every step each cost more compute. */
+      if (kTrickle && j >= t_due) {
+        v2_trickle_pass<D>(p, o_stage, t_dst, t_rows, t_next);
+        t_next++;
+        t_due = t_next < T_PASSES ? 1 + (t_next * (n_kv - 1) + T_PASSES - 1) / T_PASSES : INT_MAX;
       }
       prev_stage = stage;
       prev_phase = kv_phase;
