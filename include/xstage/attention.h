@@ -61,9 +61,9 @@ typedef struct xs_attn_epilogue {
                                  tile's burst (docs/model.md §10: backed-up remote stores stall
                                  the loads); a CTA's last tile, and rows that straddle two
                                  destinations, still go out at once. For links that bind: on
-                                 the H200 host path it ran 1.19-1.26x faster at S = 4608, where
-                                 the output's bytes at R exceed the compute, and cost 7-8 % where
-                                 they do not (docs/attention.md). Version 1
+                                 the H200 host path it ran 1.26-1.36x faster at S = 4608, where
+                                 the output's bytes at R exceed the compute, 3 % faster at
+                                 S = 16896 and 3.5 % slower at S = 75600, where they do not (docs/attention.md). Version 1
                                  stores at once. */
 } xs_attn_epilogue;
 
