@@ -392,6 +392,27 @@ typedef struct xs_fusion_prediction {
 xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
                             const xs_workload* w);
 
+/* The split of each tile's stores for a fused workload: w with every tile's bytes cut into n
+ * pieces, each stored after 1/n of its compute (n x tiles bursts of bytes/n after compute/n: the
+ * planner's split, an epilogue that trickles each tile out over the next tile's work), for n =
+ * 1, 2, 4, ... max_n (a power of two, 1..128), predicted by xs_predict_fusion with the stage's
+ * final drain added (a kernel ends when its stores have landed). For compute that reads memory
+ * the coupled prediction decides (docs/model.md §10: it followed xbench's measured split within
+ * 0.97-1.02); lockstep is given beside it. best_n: the smallest n within 1 % of the least coupled
+ * time (each piece costs the kernel something the model does not see). */
+#define XS_SPLIT_SCAN_MAX 8
+typedef struct xs_split_scan {
+  int count; /* entries: n = 1, 2, 4, ..., max_n */
+  int n[XS_SPLIT_SCAN_MAX];
+  double coupled_ns[XS_SPLIT_SCAN_MAX];  /* fused_coupled_ns + drain_coupled_ns */
+  double lockstep_ns[XS_SPLIT_SCAN_MAX]; /* fused_ns + drain_ns */
+  double compute_ns;                     /* the compute alone (the same for every n) */
+  int best_n;
+} xs_split_scan;
+
+xs_result xs_plan_split_fusion(xs_split_scan* out, const xs_link_profile* p, const xs_workload* w,
+                               int max_n);
+
 /* The built-in catalogue of realistic workloads (MoE combine and Ulysses all-to-all shapes of
  * shared/anchors-h200.md) for `xstage run`. Static storage. */
 xs_result xs_catalogue(const xs_workload** out, size_t* n);

@@ -34,9 +34,14 @@ int cmd_plan(int argc, char** argv) {
       {"G", "TIME", "gap between bursts (max-burst; default 20us)", NULL},
       {"window", "TIME", "compute window to spread V over (split; default 100us)", NULL},
       {"workload", "NAME", "fusion: a catalogue workload (see `xstage run`)", NULL},
-      {"bytes-per-tile", "BYTES", "fusion: bytes one producer stores per tile (default 32KB)", NULL},
+      {"bytes-per-tile", "BYTES", "fusion: bytes one producer stores per tile (default 32KB)",
+       NULL},
       {"compute", "TIME", "fusion: compute per tile (default 10us)", NULL},
       {"tiles", "N", "fusion: tiles per producer (default 64)", NULL},
+      {"split", "N",
+       "fusion: also each tile's stores cut into n = 1, 2, 4, ... N pieces (a power "
+       "of two <= 128; default 0: off)",
+       NULL},
       {"json", NULL, "print JSON", NULL},
   };
   static const char* names[4] = {"plan min-gap", "plan max-burst", "plan split", "plan fusion"};
@@ -50,13 +55,15 @@ int cmd_plan(int argc, char** argv) {
   int rc = cli_parse(&c, argc - 1, argv + 1);
   if (rc >= 0) return rc;
   double K, V, G, W, bpt, cpt;
-  long tiles;
+  long tiles, split;
   if (cli_get_double(&c, "K", 32, 1, 1e6, &K) || cli_get_bytes(&c, "V", 4194304, 1, 1e13, &V) ||
       cli_get_ns(&c, "G", 20000, 0, 1e13, &G) || cli_get_ns(&c, "window", 100000, 0, 1e13, &W) ||
       cli_get_bytes(&c, "bytes-per-tile", 32768, 0, 1e12, &bpt) ||
       cli_get_ns(&c, "compute", 10000, 0, 1e13, &cpt) ||
-      cli_get_long(&c, "tiles", 64, 1, 100000000L, &tiles))
+      cli_get_long(&c, "tiles", 64, 1, 100000000L, &tiles) ||
+      cli_get_long(&c, "split", 0, 0, 128, &split))
     return 2;
+  if (split & (split - 1)) return cli_error(&c, "--split: %ld is not a power of two", split);
   if (K != floor(K)) return cli_error(&c, "--K: %g is not a whole number", K);
   xs_link_profile p;
   if (mcli_profile(&c, cli_get_str(&c, "profile", NULL), "h200-host", &p)) return 1;
@@ -112,6 +119,24 @@ int cmd_plan(int argc, char** argv) {
     }
     xs_fusion_prediction f;
     if ((r = xs_predict_fusion(&f, &p, &w)) != XS_OK) return cli_fail(&c, r, "prediction failed");
+    xs_split_scan sc;
+    memset(&sc, 0, sizeof sc);
+    if (split && (r = xs_plan_split_fusion(&sc, &p, &w, (int)split)) != XS_OK)
+      return cli_fail(&c, r, "split prediction failed");
+    char sj[1024] = "";
+    if (split) {
+      size_t o =
+          (size_t)snprintf(sj, sizeof sj, ", \"split\": {\"best_n\": %d, \"n\": [", sc.best_n);
+      for (int i = 0; i < sc.count; i++)
+        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%d", i ? ", " : "", sc.n[i]);
+      o += (size_t)snprintf(sj + o, sizeof sj - o, "], \"coupled_ns\": [");
+      for (int i = 0; i < sc.count; i++)
+        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%.17g", i ? ", " : "", sc.coupled_ns[i]);
+      o += (size_t)snprintf(sj + o, sizeof sj - o, "], \"lockstep_ns\": [");
+      for (int i = 0; i < sc.count; i++)
+        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%.17g", i ? ", " : "", sc.lockstep_ns[i]);
+      snprintf(sj + o, sizeof sj - o, "]}");
+    }
     if (json)
       printf(
           "{\"workload\": \"%s\", \"K\": %g, \"bytes_per_tile\": %.17g, \"compute_ns_per_tile\": "
@@ -121,13 +146,13 @@ int cmd_plan(int argc, char** argv) {
           "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g, "
           "\"fused_coupled_ns\": %.17g, \"overhead_coupled_frac\": %.17g, "
           "\"drain_coupled_ns\": %.17g, \"coupled_spread\": %.17g, "
-          "\"coupled_room_bytes\": %.17g}\n",
+          "\"coupled_room_bytes\": %.17g%s}\n",
           w.name, w.K, w.bytes_per_tile, w.compute_ns_per_tile, w.tiles_per_producer, f.compute_ns,
           f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
           xs_regime_name(f.regime), f.first_stall_tile,
           isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, f.fused_spread_ns,
           f.overhead_spread_frac, f.drain_ns, f.fused_coupled_ns, f.overhead_coupled_frac,
-          f.drain_coupled_ns, f.coupled_spread, f.coupled_room_bytes);
+          f.drain_coupled_ns, f.coupled_spread, f.coupled_room_bytes, sj);
     else {
       printf("%s: %g producers x %ld tiles, %s per tile after %s of compute\n", w.name, w.K,
              w.tiles_per_producer, cli_fmt_bytes(a, 32, w.bytes_per_tile),
@@ -159,6 +184,21 @@ int cmd_plan(int argc, char** argv) {
       if (f.regime != XS_REGIME_FREE && f.first_stall_tile >= 0)
         printf("  the stage stalls: for such compute measure with `xstage xbench --sync free "
                "--gap-mode load` at this K, burst and gap\n");
+      if (split) {
+        printf("  each tile's stores cut into n pieces, each after 1/n of its compute (kernel end, "
+               "drain included; coupled, lockstep in brackets):");
+        for (int i = 0; i < sc.count; i++)
+          printf("%s n=%d %s (%s)", i ? "," : "", sc.n[i], cli_fmt_ns(a, 32, sc.coupled_ns[i]),
+                 cli_fmt_ns(b, 32, sc.lockstep_ns[i]));
+        int bi = 0;
+        while (sc.n[bi] != sc.best_n)
+          bi++;
+        printf("\n  for compute that reads memory: n = %d, %.1f%% of compute overhead against "
+               "%.1f%% unsplit (each piece also costs the kernel some work the model does not "
+               "see: measure)\n",
+               sc.best_n, 100 * (sc.coupled_ns[bi] / sc.compute_ns - 1),
+               100 * (sc.coupled_ns[0] / sc.compute_ns - 1));
+      }
     }
   }
   return 0;

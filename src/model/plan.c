@@ -176,3 +176,37 @@ xs_result xs_predict_fusion(xs_fusion_prediction* out, const xs_link_profile* p,
   *out = f;
   return XS_OK;
 }
+
+xs_result xs_plan_split_fusion(xs_split_scan* out, const xs_link_profile* p, const xs_workload* w,
+                               int max_n) {
+  XSI_ARG(out != NULL && w != NULL, "out or workload is NULL");
+  XSI_ARG(max_n >= 1 && max_n <= 128 && (max_n & (max_n - 1)) == 0,
+          "max_n must be a power of two in [1, 128] (got %d)", max_n);
+  XSI_ARG(w->size >= sizeof(xs_workload), "workload: 'size' not set (use XS_WORKLOAD_INITIALIZER)");
+  XSI_ARG(w->tiles_per_producer >= 1 && w->tiles_per_producer <= 100000000L / max_n,
+          "workload '%s': tiles_per_producer x max_n must be in [1, 1e8]", w->name);
+  xs_split_scan sc;
+  memset(&sc, 0, sizeof sc);
+  double best = INFINITY;
+  for (int n = 1; n <= max_n; n *= 2) {
+    xs_workload s = *w;
+    s.bytes_per_tile = w->bytes_per_tile / n;
+    s.compute_ns_per_tile = w->compute_ns_per_tile / n;
+    s.tiles_per_producer = w->tiles_per_producer * n;
+    xs_fusion_prediction f;
+    XSI_CHECK(xs_predict_fusion(&f, p, &s));
+    int i = sc.count++;
+    sc.n[i] = n;
+    sc.coupled_ns[i] = f.fused_coupled_ns + f.drain_coupled_ns;
+    sc.lockstep_ns[i] = f.fused_ns + f.drain_ns;
+    sc.compute_ns = f.compute_ns;
+    best = fmin(best, sc.coupled_ns[i]);
+  }
+  for (int i = 0; i < sc.count; i++)
+    if (sc.coupled_ns[i] <= best * 1.01) {
+      sc.best_n = sc.n[i];
+      break;
+    }
+  *out = sc;
+  return XS_OK;
+}

@@ -215,6 +215,32 @@ static void test_plan_run_cli(void) {
   }
   XT_EQ_INT(xs("plan fusion --workload nope"), 2);
   XT_EQ_INT(xs("plan fusion --tiles 0"), 2);
+  /* the split scan: its JSON carries the library's best n; --split must be a power of two */
+  XT_EQ_INT(xs_json("plan fusion --K 132 --bytes-per-tile 28672 --compute 57600ns --tiles 7 "
+                    "--split 16 --json"),
+            0);
+  {
+    double bn = -1, cpl = -1;
+    xsi_json* pj = NULL;
+    XT_CHECK(xsi_json_parse(&pj, g_out, strlen(g_out), "stdout") == XS_OK);
+    const xsi_json* sp = pj ? xsi_json_get(pj, "split") : NULL;
+    XT_CHECK(sp && xsi_json_get_number(&bn, sp, "best_n", 0, "stdout") == XS_OK);
+    XT_CHECK(xsi_json_get_number(&cpl, pj, "fused_coupled_ns", 0, "stdout") == XS_OK);
+    xsi_json_free(pj);
+    xs_link_profile hp;
+    xs_profile_default(&hp, "h200-host");
+    xs_workload w = XS_WORKLOAD_INITIALIZER;
+    w.K = 132, w.bytes_per_tile = 28672, w.compute_ns_per_tile = 57600, w.tiles_per_producer = 7;
+    xs_split_scan sc;
+    XT_CHECK(xs_plan_split_fusion(&sc, &hp, &w, 16) == XS_OK);
+    XT_NEAR(bn, sc.best_n, 0);
+    XT_CHECK(cpl > 0);
+  }
+  XT_EQ_INT(xs("plan fusion --K 132 --bytes-per-tile 28672 --compute 57600ns --tiles 7 --split 8"),
+            0);
+  XT_CHECK(strstr(g_out, "cut into n pieces") && strstr(g_out, "for compute that reads memory"));
+  XT_EQ_INT(xs("plan fusion --split 3"), 2);
+  XT_EQ_INT(xs("plan fusion --split 256"), 2);
   XT_EQ_INT(xs("run"), 0);
   /* both embedded profiles are measured ones (NVLink since session 8) */
   XT_CHECK(strstr(g_out, "Q+-10%") && strstr(g_out, "At the stage's capacity"));

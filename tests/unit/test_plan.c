@@ -379,6 +379,48 @@ static void test_coupled(void) {
   }
 }
 
+/* The split scan (xs_plan_split_fusion): n = 1 is the workload itself; every entry is the
+ * prediction of the split workload; on the schedule of session 19's measured split (132 CTAs,
+ * 28 KiB per tile, 57.6 us, 7 tiles; measured 718 -> 556 us at n = 8) the coupled time falls
+ * with n; best_n is the smallest n within 1 % of the least; bad arguments are refused. */
+static void test_split_fusion(void) {
+  xs_link_profile h;
+  xs_profile_default(&h, "h200-host");
+  xs_workload w = XS_WORKLOAD_INITIALIZER;
+  w.K = 132, w.bytes_per_tile = 28672, w.compute_ns_per_tile = 57600, w.tiles_per_producer = 7;
+  xs_split_scan sc;
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 16) == XS_OK);
+  XT_EQ_INT(sc.count, 5);
+  xs_fusion_prediction f;
+  for (int i = 0; i < sc.count; i++) {
+    XT_EQ_INT(sc.n[i], 1 << i);
+    xs_workload s = w;
+    s.bytes_per_tile /= sc.n[i], s.compute_ns_per_tile /= sc.n[i], s.tiles_per_producer *= sc.n[i];
+    XT_CHECK(xs_predict_fusion(&f, &h, &s) == XS_OK);
+    XT_NEAR(sc.coupled_ns[i], f.fused_coupled_ns + f.drain_coupled_ns, 1e-12);
+    XT_NEAR(sc.lockstep_ns[i], f.fused_ns + f.drain_ns, 1e-12);
+    XT_NEAR(sc.compute_ns, 7 * 57600.0, 1e-12);
+  }
+  XT_CHECK(sc.coupled_ns[1] < sc.coupled_ns[0] && sc.coupled_ns[3] < sc.coupled_ns[1]);
+  XT_CHECK(sc.best_n > 1);
+  double best = INFINITY;
+  for (int i = 0; i < sc.count; i++)
+    best = fmin(best, sc.coupled_ns[i]);
+  for (int i = 0; i < sc.count; i++) {
+    if (sc.n[i] < sc.best_n) XT_CHECK(sc.coupled_ns[i] > best * 1.01);
+    if (sc.n[i] == sc.best_n) XT_CHECK(sc.coupled_ns[i] <= best * 1.01);
+  }
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 1) == XS_OK);
+  XT_EQ_INT(sc.count, 1);
+  XT_EQ_INT(sc.best_n, 1);
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 0) == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 3) == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 256) == XS_ERR_INVALID_ARG);
+  w.tiles_per_producer = 100000000L;
+  XT_CHECK(xs_plan_split_fusion(&sc, &h, &w, 2) == XS_ERR_INVALID_ARG);
+  XT_CHECK(xs_plan_split_fusion(NULL, &h, &w, 2) == XS_ERR_INVALID_ARG);
+}
+
 /* The stage's room scaled (the capacity sensitivity `xstage run` reports): s = 1 is the profile
  * itself; every room scales and nothing else; more room never makes a catalogue workload slower
  * (the fused time is non-increasing in s, on both embedded profiles); bad s is refused. */
@@ -427,6 +469,7 @@ int main(void) {
   XT_RUN(test_fusion);
   XT_RUN(test_scale_rooms);
   XT_RUN(test_coupled);
+  XT_RUN(test_split_fusion);
   g_tmin = 1; /* the planner inverts the refined model as exactly */
   XT_RUN(test_min_free_gap);
   XT_RUN(test_max_burst);
