@@ -11,6 +11,13 @@ static const char* g_usage =
     "  split      split V bytes over a compute window into the fewest bursts that never stall\n"
     "  fusion     predicted overhead of fusing the stores into a tiled kernel\n";
 
+/* "], \"key\": [v0, v1, ...": the next array of the split scan's JSON */
+static void print_doubles(const char* key, const double* v, int n) {
+  printf("], \"%s\": [", key);
+  for (int i = 0; i < n; i++)
+    printf("%s%.17g", i ? ", " : "", v[i]);
+}
+
 int cmd_plan(int argc, char** argv) {
   if (argc < 1) {
     fputs(g_usage, stderr);
@@ -123,21 +130,7 @@ int cmd_plan(int argc, char** argv) {
     memset(&sc, 0, sizeof sc);
     if (split && (r = xs_plan_split_fusion(&sc, &p, &w, (int)split)) != XS_OK)
       return cli_fail(&c, r, "split prediction failed");
-    char sj[1024] = "";
-    if (split) {
-      size_t o =
-          (size_t)snprintf(sj, sizeof sj, ", \"split\": {\"best_n\": %d, \"n\": [", sc.best_n);
-      for (int i = 0; i < sc.count; i++)
-        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%d", i ? ", " : "", sc.n[i]);
-      o += (size_t)snprintf(sj + o, sizeof sj - o, "], \"coupled_ns\": [");
-      for (int i = 0; i < sc.count; i++)
-        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%.17g", i ? ", " : "", sc.coupled_ns[i]);
-      o += (size_t)snprintf(sj + o, sizeof sj - o, "], \"lockstep_ns\": [");
-      for (int i = 0; i < sc.count; i++)
-        o += (size_t)snprintf(sj + o, sizeof sj - o, "%s%.17g", i ? ", " : "", sc.lockstep_ns[i]);
-      snprintf(sj + o, sizeof sj - o, "]}");
-    }
-    if (json)
+    if (json) {
       printf(
           "{\"workload\": \"%s\", \"K\": %g, \"bytes_per_tile\": %.17g, \"compute_ns_per_tile\": "
           "%.17g, \"tiles\": %ld, \"compute_ns\": %.17g, \"fused_ns\": %.17g, \"fused_mean_ns\": "
@@ -146,14 +139,23 @@ int cmd_plan(int argc, char** argv) {
           "\"fused_spread_ns\": %.17g, \"overhead_spread_frac\": %.17g, \"drain_ns\": %.17g, "
           "\"fused_coupled_ns\": %.17g, \"overhead_coupled_frac\": %.17g, "
           "\"drain_coupled_ns\": %.17g, \"coupled_spread\": %.17g, "
-          "\"coupled_room_bytes\": %.17g%s}\n",
+          "\"coupled_room_bytes\": %.17g",
           w.name, w.K, w.bytes_per_tile, w.compute_ns_per_tile, w.tiles_per_producer, f.compute_ns,
           f.fused_ns, f.fused_mean_ns, f.overhead_frac, f.serial_ns, f.speedup_vs_serial,
           xs_regime_name(f.regime), f.first_stall_tile,
           isfinite(f.min_free_gap_ns) ? f.min_free_gap_ns : -1.0, f.fused_spread_ns,
           f.overhead_spread_frac, f.drain_ns, f.fused_coupled_ns, f.overhead_coupled_frac,
-          f.drain_coupled_ns, f.coupled_spread, f.coupled_room_bytes, sj);
-    else {
+          f.drain_coupled_ns, f.coupled_spread, f.coupled_room_bytes);
+      if (split) {
+        printf(", \"split\": {\"best_n\": %d, \"n\": [", sc.best_n);
+        for (int i = 0; i < sc.count; i++)
+          printf("%s%d", i ? ", " : "", sc.n[i]);
+        print_doubles("coupled_ns", sc.coupled_ns, sc.count);
+        print_doubles("lockstep_ns", sc.lockstep_ns, sc.count);
+        printf("]}");
+      }
+      printf("}\n");
+    } else {
       printf("%s: %g producers x %ld tiles, %s per tile after %s of compute\n", w.name, w.K,
              w.tiles_per_producer, cli_fmt_bytes(a, 32, w.bytes_per_tile),
              cli_fmt_ns(b, 32, w.compute_ns_per_tile));
