@@ -161,10 +161,60 @@ typedef struct xs_gemm_schedule {
               28-29, AUTO's MASKED pick): +1.4 ... +4 % at 16 tokens per expert with 8 experts on
               128 CTAs, +0.3 ... +1.2 % on the multi-wave cases at 512 tokens; -5 ... -8 % on
               DeepSeek-V3 down E=8 T=16 (112 CTAs) and -2.4 % on Qwen3-235B gate/up E=8 T=128
-              (one wave of 96 tiles): turn it on where the grid covers the GPU. */
+              (one wave of 96 tiles): turn it on where the grid covers the GPU.
+              2 (overlap, with args.ready only): a PDL launch that does NOT wait for the
+              previous kernel: its CTAs take SMs as the previous kernel's CTAs exit and start
+              on tiles whose inputs are ready while it finishes. Sound when everything this GEMM
+              reads of the previous kernel's output is covered by the ready flags and the
+              previous kernel neither reads nor writes this GEMM's outputs; everything before
+              the previous kernel is complete (xstage's GEMMs trigger dependents only after
+              their own wait). MoE Linear-2 after Linear-1 on one stream: ready.flags = Linear-
+              1's tile_flags, pdl = 2. The previous kernel's CTAs are all resident before these
+              start, so the waits cannot starve it. v1 ignores pdl. */
 } xs_gemm_schedule;
 #define XS_GEMM_SCHEDULE_INITIALIZER                                                               \
   { XS_GEMM_ORDER_RASTER_M, 0, NULL, 0, 0, 0 }
+
+/* Input readiness (optional): the GEMM waits, tile by tile, for A's rows to arrive. Before a
+ * tile's first load of A, the producer thread polls (ld.acquire.sys) the flags that cover the
+ * tile's A rows until each reads at least `expect`, then orders its TMA loads after the acquire
+ * (fence.proxy.async.global). A tile whose rows are ready starts at once: the inputs of other
+ * tiles may still be in flight. For tensor parallelism's all-gather + GEMM (peers push their
+ * shards of A with a release signal each) and for a second GEMM that consumes a first one's
+ * output while it runs (MoE Linear-2 after Linear-1: ready.flags = the first GEMM's tile_flags).
+ *
+ * Flag groups: A's rows are cut into groups of `rows` rows; group f's readiness is the `span`
+ * words flags[f * span + j], j < span, each of which must reach `expect`. The group of A row r:
+ *   DENSE, CONTIG: r / rows;   MASKED (expert e, row r of its M): e * ceil(M / rows) + r / rows.
+ * A tile waits for the groups of its rows that hold data: [row0, min(row0 + tile_m, end)), end
+ * = M (DENSE, CONTIG) or the expert's m_counts (MASKED).
+ * With rows = the first GEMM's tile_m and span = its n_blocks, the first GEMM's tile flags are
+ * exactly these groups (tile index = (g * m_blocks + mb) * n_blocks + nb).
+ * A flag word counts epochs: it is ready when (int32_t)(flag - expect) >= 0, so a caller that
+ * adds 1 per iteration never resets it.
+ *
+ * Bounded: a tile waits at most timeout_ns; then the kernel records XS_ERR_TIMEOUT in *status
+ * (the world's status layout: read it with xs_world_status when it is a world's, or copy it;
+ * location, rank, the flag's address, the value seen and expect are recorded; `count` counts
+ * the timed-out waits) and loads the rows as they are. Once *status holds an error no tile
+ * waits any more, so the launch ends promptly; its output is then unspecified.
+ * Deadlock: the writers of the flags must be able to run while this GEMM's CTAs wait (another
+ * GPU, the host, or a kernel already resident; schedule.max_ctas can leave SMs free), and must
+ * already be loaded (xs_gemm_preload below: CUDA's lazy loading can hold a kernel's first launch
+ * until the waiting kernel ends). On one stream, schedule.pdl = 2 is free of both.
+ * Versions: v1 and v3; with flags set AUTO picks v3 on a Hopper GPU (v1 where the Hopper
+ * versions cannot run the problem). Others return XS_ERR_UNSUPPORTED (gemm_v2.cu says why
+ * v11 and v2 have no such instance). v3's speculative first loads are off in this mode. */
+typedef struct xs_gemm_ready {
+  const uint32_t* flags;    /* device-visible words (HBM, a peer's heap, host-mapped), or NULL */
+  int rows;                 /* A rows per flag group, >= 1 */
+  int span;                 /* flags per group, >= 1 */
+  uint32_t expect;          /* see above */
+  uint32_t location;        /* recorded with a timeout (the caller's id for this wait) */
+  int rank;                 /* recorded with a timeout */
+  uint64_t timeout_ns;      /* > 0 */
+  struct xs_status* status; /* device-visible (world.h), zeroed before the first launch; required */
+} xs_gemm_ready;
 
 /* One GEMM call. Device pointers; all buffers bf16 unless stated. */
 typedef struct xs_gemm_args {
@@ -186,11 +236,16 @@ typedef struct xs_gemm_args {
    * slower tile (docs/gemm.md, "AUTO's cost model"). E entries, each in [0, M]. Added in session 9:
    * a caller whose args.size ends before it is read as NULL. */
   const int32_t* m_counts_host;
+  /* Optional (session 21; a caller whose args.size ends before it has no waits): input
+   * readiness, above. ready.flags NULL: none. */
+  xs_gemm_ready ready;
 } xs_gemm_args;
 #define XS_GEMM_ARGS_INITIALIZER                                                                   \
   {                                                                                                \
     sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL,   \
-        NULL                                                                                       \
+        NULL, {                                                                                    \
+      NULL, 0, 0, 0u, 0u, 0, 0ull, NULL                                                            \
+    }                                                                                              \
   }
 
 /* The tiling a call will use (after AUTO is resolved). */
@@ -217,6 +272,17 @@ xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_a
  * against concurrent first calls (it caches device attributes). */
 xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_schedule sched,
                       void* stream);
+
+/* Load every GEMM kernel into the current device's context now. CUDA loads kernels lazily (at
+ * a kernel's first launch, unless CUDA_MODULE_LOADING=EAGER), and a load may wait until the
+ * kernels already running have finished. A GEMM that waits on flags (args.ready) while the
+ * GEMM that raises them has never been launched in this process would then hold its SMs until
+ * its timeout, and the other GEMM would run only after it: call this once before the first
+ * launch of such a pair (the same holds for any kernel of your own that raises the flags:
+ * cudaFuncGetAttributes loads it). XS_ERR_NO_DEVICE / XS_ERR_CUDA; XS_ERR_UNSUPPORTED without
+ * CUDA. Measured (session 21): without it, a GEMM waiting on a not-yet-loaded kernel's flags on
+ * another stream timed out every time. */
+xs_result xs_gemm_preload(void);
 
 /* Host-side helper for the contiguous layout: offsets[0] = 0 and offsets[e+1] = offsets[e] +
  * counts[e] rounded up to XS_GEMM_GROUP_ALIGN (an empty expert takes no rows). `offsets` has

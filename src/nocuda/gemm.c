@@ -21,6 +21,10 @@ xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_sc
   return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm: this build has no CUDA");
 }
 
+xs_result xs_gemm_preload(void) {
+  return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm: this build has no CUDA");
+}
+
 xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");
   XSI_ARG(experts >= 1, "gemm_contig_layout: experts %d < 1", experts);

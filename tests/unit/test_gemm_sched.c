@@ -820,6 +820,63 @@ static void test_cdiv(void) {
   XT_EQ_INT(xsg_cdiv(0, 64), 0);
 }
 
+/* Input readiness (xs_gemm_ready): the groups a tile waits for are exactly those of its rows,
+ * found by walking the rows one by one; with rows = tile_m and span = n_blocks, a first GEMM's
+ * tile flags are the second GEMM's flag words (the contract gemm.h documents for chaining). */
+static void test_ready_groups(void) {
+  static const int Ms[] = {1, 63, 128, 129, 1000}, rowss[] = {1, 7, 64, 128, 333};
+  int bad = 0;
+  for (int mi = 0; mi < 5; mi++)
+    for (int ri = 0; ri < 5; ri++)
+      for (int masked = 0; masked < 2; masked++)
+        for (int e = 0; e < (masked ? 3 : 1); e++)
+          for (int row0 = 0; row0 < Ms[mi]; row0 += 37)
+            for (int len = 0; len <= 130; len += 13) {
+              const int M = Ms[mi], rows = rowss[ri];
+              const int row_end = row0 + len < M ? row0 + len : M;
+              /* the reference: each row's group, counting the groups of earlier experts */
+              int per_expert = 0;
+              for (int r = 0; r < M; r++)
+                if (r % rows == 0) per_expert++;
+              int lo = -1, hi = -1;
+              for (int r = row0; r < row_end; r++) {
+                const int gr = (masked ? e * per_expert : 0) + r / rows;
+                if (lo < 0 || gr < lo) lo = gr;
+                if (gr > hi) hi = gr;
+              }
+              int f0 = -5, f1 = -5;
+              const int any = xsg_ready_groups(masked, M, rows, e, row0, row_end, &f0, &f1);
+              if (any != (lo >= 0) || (any && (f0 != lo || f1 != hi))) bad++;
+              if (xsg_ready_group_count(masked, M, masked ? 3 : 1, rows) !=
+                  (masked ? 3 : 1) * per_expert)
+                bad++;
+            }
+  XT_CHECK_MSG(bad == 0, "%d mismatches against the row walk", bad);
+
+  /* chaining: MASKED L1 with E = 3, M = 300 (3 m-blocks of 128), 5 n-blocks; L2 waits with
+   * rows = 128, span = 5 on L1's flags: the words of L2's tile rows are L1's tiles of them */
+  const xsg_grid l1 = {3, 3, 5, 0, 8};
+  int chain_bad = 0;
+  for (int g = 0; g < 3; g++)
+    for (int mb = 0; mb < 3; mb++) {
+      const int row0 = mb * 128, row_end = row0 + 128 < 300 ? row0 + 128 : 300;
+      int f0, f1;
+      XT_CHECK(xsg_ready_groups(1, 300, 128, g, row0, row_end, &f0, &f1));
+      if (f0 != f1) chain_bad++;
+      for (int nb = 0; nb < 5; nb++)
+        if (f0 * 5 + nb != xsg_tile_index(&l1, g, mb, nb)) chain_bad++;
+    }
+  XT_CHECK_MSG(chain_bad == 0, "%d words differ from L1's tile indices", chain_bad);
+
+  /* epochs: ready when flag - expect, as a signed 32-bit difference, is >= 0 */
+  XT_CHECK(xsg_ready_ok(5u, 5u));
+  XT_CHECK(xsg_ready_ok(6u, 5u));
+  XT_CHECK(!xsg_ready_ok(4u, 5u));
+  XT_CHECK(!xsg_ready_ok(0u, 1u));
+  XT_CHECK(xsg_ready_ok(0u, 0xffffffffu));  /* past a wrap */
+  XT_CHECK(!xsg_ready_ok(0xffffffffu, 0u)); /* one short of 0 after a wrap */
+}
+
 int main(void) {
   XT_RUN(test_orders_are_permutations);
   XT_RUN(test_raster_locality);
@@ -843,5 +900,6 @@ int main(void) {
   XT_RUN(test_first_tiles);
   XT_RUN(test_contig_guess);
   XT_RUN(test_cdiv);
+  XT_RUN(test_ready_groups);
   return XT_END();
 }

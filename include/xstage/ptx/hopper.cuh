@@ -216,6 +216,12 @@ XS_DEV void xs_named_bar_sync(uint32_t id, uint32_t nthreads) {
 XS_DEV void xs_griddep_wait(void) {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 }
+/* griddepcontrol.wait predicated on `cond` (one predicated instruction, no branch). */
+XS_DEV void xs_griddep_wait_if(int cond) {
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.s32 q, %0, 0;\n\t@q griddepcontrol.wait;\n\t}" ::"r"(cond)
+      : "memory");
+}
 
 /* griddepcontrol.launch_dependents: this CTA no longer holds back the launch of a grid that
  * depends on this one programmatically (it launches once every CTA has signalled or exited);

@@ -98,6 +98,13 @@ const int32_t* args_counts_host(const xs_gemm_args* a) {
   return a->m_counts_host;
 }
 
+/* The input readiness of args (xs_gemm_ready), or NULL (none: flags NULL, or args from a caller
+ * whose xs_gemm_args ends before the field). */
+const xs_gemm_ready* args_ready(const xs_gemm_args* a) {
+  if (a->size < offsetof(xs_gemm_args, ready) + sizeof(a->ready) || !a->ready.flags) return NULL;
+  return &a->ready;
+}
+
 xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   XSI_ARG(a != NULL, "gemm: args is NULL");
   /* NOTE: the struct before session 9 ended at m_counts; such callers stay valid. */
@@ -131,6 +138,16 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   XSI_ARG(rows < (1ll << 31) &&
               (int64_t)a->N * (a->layout == XS_GEMM_DENSE ? 1 : a->experts) < (1ll << 31),
           "gemm: more than 2^31 rows");
+  if (const xs_gemm_ready* r = args_ready(a)) {
+    XSI_ARG(r->rows >= 1 && r->span >= 1, "gemm: ready.rows (%d) and ready.span (%d) must be >= 1",
+            r->rows, r->span);
+    XSI_ARG(r->timeout_ns > 0, "gemm: ready.timeout_ns must be > 0");
+    XSI_ARG(r->status != NULL, "gemm: ready.status is NULL (a timeout is recorded there)");
+    const int masked = a->layout == XS_GEMM_GROUPED_MASKED;
+    XSI_ARG(xsg_ready_group_count(masked, a->M, masked ? a->experts : 1, r->rows) * r->span <
+                (1ll << 31),
+            "gemm: ready: more than 2^31 flag words");
+  }
   return XS_OK;
 }
 
@@ -151,6 +168,9 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   if (!why && a->version == XS_GEMM_V8 && a->layout == XS_GEMM_GROUPED_CONTIG &&
       a->experts > XSG_MASKED_MAX_EXPERTS)
     why = "CONTIG with more than 256 experts (the pair table holds 256)";
+  const int ready = args_ready(a) != NULL;
+  if (!why && ready && a->version != XS_GEMM_AUTO && a->version != XS_GEMM_V3)
+    why = "input readiness (args.ready) runs on v1 and v3 only";
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
@@ -171,7 +191,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * computed, so v7 would run two 64-token tiles per segment, each reading the expert's
    * weights. Not above 64 rows: from 65 to 128 a 128-row tile wastes little, and v7's 64-token
    * tiles would read B twice (a 128-token tile would move as many A bytes as B bytes). */
-  if (a->layout != XS_GEMM_GROUPED_CONTIG && a->M <= 64) {
+  if (a->layout != XS_GEMM_GROUPED_CONTIG && a->M <= 64 && !ready) {
     fill_tiling(t, a, silu, XS_GEMM_V7, dev.sms);
     return XS_OK;
   }
@@ -238,6 +258,11 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays. Both split a small
    * last wave into column halves (session 13, sched.h xsg_tail_slots); with it v11 stayed
    * 0.3-0.4 % ahead of v3 at E=64 T=512 in the bench (run 62). */
+  /* Input readiness: v3 only (gemm_v2.cu, WAIT). */
+  if (ready) {
+    fill_tiling(t, a, silu, XS_GEMM_V3);
+    return XS_OK;
+  }
   if (t->version == XS_GEMM_V3 && !silu) t->version = XS_GEMM_V11;
   return XS_OK;
 }
@@ -351,6 +376,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   XSI_ARG(sched.order != XS_GEMM_ORDER_LIST || (sched.tiles && sched.ntiles >= 0),
           "gemm: ORDER_LIST needs tiles and ntiles >= 0");
   XSI_ARG(sched.max_ctas >= 0, "gemm: max_ctas < 0");
+  XSI_ARG(sched.pdl >= 0 && sched.pdl <= 2, "gemm: pdl %d not in 0..2", sched.pdl);
+  XSI_ARG(sched.pdl != 2 || args_ready(a),
+          "gemm: pdl 2 (overlap with the previous kernel) needs args.ready (the inputs' flags)");
   /* NOTE: v8's CTAs take tile pairs (two vertically adjacent tiles sharing B); a caller's list
    * of single tiles has no pairing. */
   if (t.version == XS_GEMM_V8 && sched.order == XS_GEMM_ORDER_LIST)
@@ -378,6 +406,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   p.C = (uint16_t*)a->C;
   p.m_offsets = a->m_offsets;
   p.m_counts = a->m_counts;
+  if (const xs_gemm_ready* r = args_ready(a)) p.ready = *r;
   p.epi = epi;
   p.pdl = sched.pdl;
   /* v7 / v9: a CTA's odd tile is shared by its two streams (sched.h xsg_v7_split_position;
@@ -520,6 +549,21 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
 extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+
+extern "C" xs_result xs_gemm_preload(void) {
+  device_info dev;
+  XSI_CHECK(query_device(&dev));
+  cudaError_t (*const load[])(void) = {xsg_preload_v1, xsg_preload_hopper, xsg_preload_v7,
+                                       xsg_preload_v8, xsg_preload_v10};
+  for (int i = 0; i < (int)(sizeof load / sizeof load[0]); i++) {
+    if (i > 0 && !dev.hopper) break; /* sm_90a code cannot load elsewhere */
+    const cudaError_t e = load[i]();
+    if (e != cudaSuccess)
+      return xsi_set_error(XS_ERR_CUDA, "gemm_preload: %s", cudaGetErrorString(e));
+  }
+  xsi_clear_error();
+  return XS_OK;
+}
 
 extern "C" xs_result xs_gemm_contig_layout(int32_t* offsets, const int32_t* counts, int experts) {
   XSI_ARG(offsets && counts, "gemm_contig_layout: NULL argument");

@@ -49,6 +49,8 @@ typedef struct xsg_params {
   int tail_split; /* v3 and v11: the last partial wave in column halves when it is at most
                      half the grid (sched.h xsg_tail_slots); off with tile flags (a half would
                      raise its tile's flag with only half the tile stored) */
+  xs_gemm_ready ready; /* input readiness (xs_gemm_args.ready); flags NULL: none. Last, so the
+                          offsets of the fields above stay what they were */
 } xsg_params;
 
 /* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
@@ -140,6 +142,56 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
 }
 
 #ifdef __CUDACC__
+#include "xstage/ptx.cuh"
+
+/* Input readiness (xs_gemm_ready), the slow path (the kernels poll each word once inline
+ * first): one thread waits until every flag word of the groups that
+ * cover A rows [row0, row_end) of `expert` reads ready (sched.h xsg_ready_groups, xsg_ready_ok),
+ * each word for at most p.ready.timeout_ns. A timeout records XS_ERR_TIMEOUT in *p.ready.status
+ * (first one wins; count counts them) and returns; once the status holds an error it returns at
+ * once. PTX: ld.acquire.sys.global.u32 per poll, %globaltimer every 16 polls, nanosleep after
+ * 4096, then fence.proxy.async.global: the TMA loads that follow read through the async proxy
+ * what the acquire made visible to the generic one. */
+static __device__ __noinline__ void xsg_wait_ready(const xsg_params& p, int expert, int row0,
+                                                   int row_end) {
+  const xs_gemm_ready& r = p.ready;
+  int f0 = 0, f1 = -1;
+  if (!xsg_ready_groups(p.layout == XS_GEMM_GROUPED_MASKED, p.M, r.rows, expert, row0, row_end, &f0,
+                        &f1))
+    return;
+  volatile const uint32_t* code = &r.status->code;
+  for (int f = f0; f <= f1; f++)
+    for (int j = 0; j < r.span; j++) {
+      const uint32_t* w = r.flags + (int64_t)f * r.span + j;
+      uint32_t v = xs_ld_acquire_sys_u32(w);
+      if (xsg_ready_ok(v, r.expect)) continue;
+      if (*code != 0u) return;
+      const uint64_t t0 = xs_globaltimer();
+      for (uint32_t spin = 1; !xsg_ready_ok(v, r.expect); spin++) {
+        if ((spin & 15u) == 0u) {
+          if (*code != 0u) return;
+          if (xs_globaltimer() - t0 > r.timeout_ns) {
+            xs_status* st = r.status;
+            if (atomicCAS(&st->code, 0u, (uint32_t)XS_ERR_TIMEOUT) == 0u) {
+              st->rank = r.rank;
+              st->location = r.location;
+              st->cta = blockIdx.x;
+              st->flag = (uint64_t)(uintptr_t)w;
+              st->observed = v;
+              st->expected = r.expect;
+            }
+            atomicAdd(&st->count, 1u);
+            return;
+          }
+          if (spin > 4096u) xs_nanosleep(64);
+        }
+        v = xs_ld_acquire_sys_u32(w);
+      }
+    }
+
+  xs_fence_proxy_async_global();
+}
+
 /* Launch a Hopper kernel (v2-v13) with `ctas` CTAs of `threads`, `smem` bytes of dynamic shared
  * memory, on `stream`; with p.pdl, as a programmatic dependent launch (the kernel calls
  * griddepcontrol.wait before its first global access: hopper_common.cuh xsg_griddep_enter). */
@@ -172,6 +224,13 @@ cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
 cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
                               const CUtensorMap* map_a, const CUtensorMap* map_b,
                               const CUtensorMap* map_c, int ctas, cudaStream_t stream);
+/* Force the lazy loading of each file's kernel instances (cudaFuncGetAttributes on each; the
+ * probe-only modes are left out): xs_gemm_preload. */
+cudaError_t xsg_preload_v1(void);
+cudaError_t xsg_preload_hopper(void);
+cudaError_t xsg_preload_v7(void);
+cudaError_t xsg_preload_v8(void);
+cudaError_t xsg_preload_v10(void);
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
 /* v7 and v9 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 (v7) or 128 (v9) tokens

@@ -3,9 +3,9 @@
  * 64x64 output tiles, 256 threads, K in steps of 32 through shared memory; each thread owns 4
  * rows x 4 columns (columns strided by 16 so the stores of a warp are contiguous). It runs every
  * feature of the engine — all layouts, SiLU*mul, both store kinds, tile flags, the same
- * schedules (persistent CTAs over sched.h positions) — so v2/v3 are tested against the same
- * semantics, and problems TMA cannot describe (K or N not a multiple of 8, unaligned pointers)
- * still run.
+ * schedules (persistent CTAs over sched.h positions), input readiness — so v2/v3 are tested against
+ * the same semantics, and problems TMA cannot describe (K or N not a multiple of 8, unaligned
+ * pointers) still run.
  */
 #include <cuda_bf16.h>
 
@@ -35,6 +35,10 @@ __global__ void __launch_bounds__(THREADS) gemm_kernel_v1(const __grid_constant_
     const int64_t a_base = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)expert * p.M : 0;
     const int64_t b_base = p.layout == XS_GEMM_DENSE ? 0 : (int64_t)expert * p.N;
     const int col0 = t.nb * BN;
+    if (p.ready.flags) { /* input readiness: thread 0 acquires, the barrier orders the rest */
+      if (tid == 0) xsg_wait_ready(p, expert, row0, min(row0 + BM, row_end));
+      __syncthreads();
+    }
     float acc[4][4] = {}, acc_up[4][4] = {};
 
     for (int k0 = 0; k0 < p.K; k0 += BK) {
@@ -108,4 +112,9 @@ __global__ void __launch_bounds__(THREADS) gemm_kernel_v1(const __grid_constant_
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream) {
   gemm_kernel_v1<<<ctas, THREADS, 0, stream>>>(*p);
   return cudaGetLastError();
+}
+
+cudaError_t xsg_preload_v1(void) {
+  cudaFuncAttributes a;
+  return cudaFuncGetAttributes(&a, (const void*)gemm_kernel_v1);
 }

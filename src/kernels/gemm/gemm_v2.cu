@@ -420,7 +420,25 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
  * staged and stored after the next tile's second k-block has been issued, so it overlaps two
  * k-blocks of tensor work; without SiLU the first pass still goes out at once (from the
  * accumulators, with no wait: the staging was read long before). */
-template <int BN, int MODE>
+/* WAIT: input readiness (xs_gemm_ready; v3 only): the producer waits for a tile's A rows
+ * before its first k-block (gemm_internal.h xsg_wait_ready), and no loads go out before a tile
+ * is known (no speculative start). Its own instance, so the others' code is unchanged.
+ * NOTE (session 21), what ptxas made of the variants (v3, v11 and v2 with WAIT):
+ * - `spec` a compile-time 0 (the consumers' guess check folds away): v3's and v11's wgmma
+ *   serialized (C7511). It is 0 through the runtime p.ready.flags instead.
+ * - the wait before the k-block loop instead of inside it: v3 and v11 serialized;
+ * - the whole wait inlined: v3 spilled 40 bytes; all of it called (__noinline__): clean, but
+ *   measured (calls B-D, every flag already set) 5 % slower than v3 at 512x7168x2048 and 10 %
+ *   at 2048x3072x4096, whatever the poll (acquire or relaxed, sys or gpu, a volatile load with
+ *   or without the proxy fence) and wherever it sat; the same call returning at once cost
+ *   nothing. Now the first poll is inline with the parameters read in the kernel, the call
+ *   only for a flag not yet ready: clean, 512x7168x2048 within 2-3 %, 2048x3072x4096 still
+ *   ~9 % (its last wave in halves: without them, both 0.994; docs/results/gemm-h200.md,
+ *   session 21). Reading the next tile's first word early (relaxed, when the tile is found;
+ *   fence.acq_rel.sys when used) measured the same (call D);
+ * - v11: serialized in every placement tried; v2 (128 x 128): 8 bytes of spills. Neither
+ *   is built with WAIT. */
+template <int BN, int MODE, bool WAIT>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
@@ -470,7 +488,14 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     xs_fence_mbar_init();
   }
   if (threadIdx.x == 96) xsg_warm_params(p); /* warp 3 (idle producer warp) */
-  xsg_griddep_enter();                       /* PDL: the previous kernel is done from here on */
+  /* PDL: the previous kernel is done from here on; with WAIT and pdl 2 (overlap) it may still
+   * run: what this one reads of its output comes through the ready flags. */
+  if (WAIT) { /* predicated, not a branch: a branch here serialized the wgmma (ptxas C7511) */
+    xs_griddep_wait_if(p.pdl != 2);
+    xs_griddep_launch_dependents();
+  } else {
+    xsg_griddep_enter();
+  }
   const int contig_table =
       p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
   /* Warp 3 loads the first 32 CONTIG offsets before the set-up: the producer's first tile waits
@@ -499,7 +524,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
    * expert of a balanced split (xsg_spec_guess_contig). */
   int g_guess = 0, mb_guess = 0, nb_guess = 0;
   const int spec_contig = contig_table && (int)blockIdx.x < first.n;
-  const int spec = spec_contig
+  const int spec = WAIT && p.ready.flags ? 0
+                   : spec_contig
                        ? xsg_spec_guess_contig(p, first.t[blockIdx.x], k_blocks, cfg::SPEC,
                                                &g_guess, &mb_guess, &nb_guess)
                        : xsg_spec_guess(p, blockIdx.x, k_blocks, cfg::SPEC, &g_guess, &nb_guess);
@@ -607,6 +633,30 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if (kb_start && kb_start == k_blocks)
           have_next = next_tile(p, table, offsets, slots, whole, half_cols, k, nxt);
         for (int kb = kb_start; kb < k_blocks; kb++) {
+          if (WAIT && kb == 0) {
+            /* Input readiness: the flag words of the tile's A rows, polled once inline (one
+             * acquire each, independent loads); the bounded wait (gemm_internal.h
+             * xsg_wait_ready, not inlined) only when one is not ready yet. */
+            /* MASKED's count (a dependent global load) only when the tile's rows span groups */
+            const int r = p.ready.rows, last = cur.row0 + p.tile_m - 1;
+            const int end = cur.row_end >= 0 || cur.row0 / r == min(last, p.M - 1) / r
+                                ? (cur.row_end >= 0 ? cur.row_end : p.M)
+                                : xsg_masked_rows(p, cur.expert);
+            const int row_end = min(cur.row0 + p.tile_m, end);
+            int f0 = 0, f1 = -1;
+            if (xsg_ready_groups(p.layout == XS_GEMM_GROUPED_MASKED, p.M, p.ready.rows, cur.expert,
+                                 cur.row0, row_end, &f0, &f1)) {
+              const uint32_t* w = p.ready.flags + (int64_t)f0 * p.ready.span;
+              const int n = (f1 - f0 + 1) * p.ready.span;
+              int ok = 1;
+              for (int i = 0; i < n; i++)
+                ok &= xsg_ready_ok(xs_ld_acquire_sys_u32(w + i), p.ready.expect);
+              if (ok)
+                xs_fence_proxy_async_global(); /* the TMA loads below after the acquires */
+              else
+                xsg_wait_ready(p, cur.expert, cur.row0, row_end);
+            }
+          }
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           load(cur, kb);
           if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
@@ -902,25 +952,29 @@ int xsg_hopper_smem_bytes(int bn) {
                      : hopper_cfg<128>::SMEM;
 }
 
-template <int BN, int MODE>
+template <int BN, int MODE, bool WAIT = false>
 static cudaError_t launch(const xsg_params* p, const xsg_first* first, const CUtensorMap* ma,
                           const CUtensorMap* mb, const CUtensorMap* mc, int ctas,
                           cudaStream_t stream) {
   using cfg = hopper_cfg<BN>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, MODE>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, MODE, WAIT>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_hopper<BN, MODE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
-                    *mb, *mc, *p, *first);
+  return xsg_launch(gemm_kernel_hopper<BN, MODE, WAIT>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
+                    *ma, *mb, *mc, *p, *first);
 }
 
 cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
                               const CUtensorMap* map_a, const CUtensorMap* map_b,
                               const CUtensorMap* map_c, int ctas, cudaStream_t stream) {
+  if (p->ready.flags) /* v3 only (gemm.cu resolve) */
+    return bn == 256 && mode == 0
+               ? launch<256, 0, true>(p, first, map_a, map_b, map_c, ctas, stream)
+               : cudaErrorInvalidValue;
   if (bn == 256)
     return mode == 1   ? launch<256, 1>(p, first, map_a, map_b, map_c, ctas, stream)
            : mode == 2 ? launch<256, 2>(p, first, map_a, map_b, map_c, ctas, stream)
@@ -935,4 +989,22 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
   if (bn == 208) return launch<208, 0>(p, first, map_a, map_b, map_c, ctas, stream);
   if (bn == 192) return launch<192, 0>(p, first, map_a, map_b, map_c, ctas, stream);
   return launch<128, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+}
+
+cudaError_t xsg_preload_hopper(void) {
+  const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false>,
+                           (const void*)gemm_kernel_hopper<256, 1, false>,
+                           (const void*)gemm_kernel_hopper<256, 2, false>,
+                           (const void*)gemm_kernel_hopper<256, 3, false>,
+                           (const void*)gemm_kernel_hopper<256, 0, true>,
+                           (const void*)gemm_kernel_hopper<224, 0, false>,
+                           (const void*)gemm_kernel_hopper<208, 0, false>,
+                           (const void*)gemm_kernel_hopper<192, 0, false>,
+                           (const void*)gemm_kernel_hopper<128, 0, false>};
+  for (const void* f : k) {
+    cudaFuncAttributes a;
+    const cudaError_t e = cudaFuncGetAttributes(&a, f);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }

@@ -591,3 +591,17 @@ cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const C
   if (p->tile_m == 128) return launch<128, 128>(p, map_a, map_b, ctas, stream); /* v9 */
   return cudaErrorInvalidValue;
 }
+
+cudaError_t xsg_preload_v7(void) {
+  const void* const k[] = {
+      (const void*)gemm_kernel_v7<16, 64, false>,  (const void*)gemm_kernel_v7<32, 64, false>,
+      (const void*)gemm_kernel_v7<64, 64, false>,  (const void*)gemm_kernel_v7<16, 128, false>,
+      (const void*)gemm_kernel_v7<32, 128, false>, (const void*)gemm_kernel_v7<64, 128, false>,
+      (const void*)gemm_kernel_v7<128, 128, false>};
+  for (const void* f : k) {
+    cudaFuncAttributes a;
+    const cudaError_t e = cudaFuncGetAttributes(&a, f);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}

@@ -122,8 +122,11 @@ static __device__ __forceinline__ void xsg_build_masked_table(int32_t* table, co
  * entry. */
 static __device__ __forceinline__ void xsg_warm_params(const xsg_params& p) {
   const uint32_t* w = reinterpret_cast<const uint32_t*>(&p);
+  /* NOTE (session 21): not xsg_params.ready (read per tile, by the WAIT instances only). One
+   * more load here changed ptxas's allocation of v3 and v11 enough to serialize their wgmma
+   * (C7511) although nothing else in their code changed. */
 #pragma unroll
-  for (int o = 0; o < (int)(sizeof(xsg_params) / 4); o += 16) {
+  for (int o = 0; o < (int)(offsetof(xsg_params, ready) / 4); o += 16) {
     const uint32_t v = w[o];
     asm volatile("" ::"r"(v));
   }

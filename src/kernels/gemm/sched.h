@@ -515,4 +515,28 @@ XSG_HD xsg_tile xsg_first_tile_of(uint32_t w) {
   return t;
 }
 
+/* ---- input readiness (xs_gemm_ready, include/xstage/gemm.h) ----
+ * The flag groups a tile waits for: A rows [row0, row_end) of expert `expert` (row_end already
+ * clipped to the rows with data) lie in groups [*first, *last]; groups hold `rows` rows each and
+ * start, for MASKED (masked != 0), at expert * ceil(M / rows). Returns 0 (no wait) when the
+ * range is empty. */
+XSG_HD int xsg_ready_groups(int masked, int M, int rows, int expert, int row0, int row_end,
+                            int* first, int* last) {
+  if (row_end <= row0) return 0;
+  const int base = masked ? expert * xsg_cdiv(M, rows) : 0;
+  *first = base + row0 / rows;
+  *last = base + (row_end - 1) / rows;
+  return 1;
+}
+
+/* The number of flag groups of a problem (the flags array holds groups x span words). */
+XSG_HD int64_t xsg_ready_group_count(int masked, int M, int experts, int rows) {
+  return (int64_t)(masked ? experts : 1) * xsg_cdiv(M, rows);
+}
+
+/* Whether a flag word reads as ready for `expect` (epochs: wrap-safe difference). */
+XSG_HD int xsg_ready_ok(uint32_t flag, uint32_t expect) {
+  return (int32_t)(flag - expect) >= 0;
+}
+
 #endif
