@@ -20,8 +20,9 @@
  * every wait's status is 0 after the timed rounds.
  *
  * --dense: the cost of the waits when every flag is already set: v3 against v3 with ready
- * (one flag per 128 rows, all at 1) on the issue's four dense shapes and on the chain's Linear-2
- * shapes (MASKED), same rounds, outputs compared bit for bit.
+ * (one flag per 128 rows, all at 1; `span` words per group where the chain's L2 polls L1's
+ * n_blocks) on the issue's four dense shapes and on the chain's Linear-2 shapes (MASKED), same
+ * rounds, outputs compared bit for bit.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense]   (exit 77 without a GPU)
  */
@@ -304,7 +305,7 @@ static int run_case(const chain_case* k, int rounds, int reps) {
 
 /* --dense: v3 against v3 with every flag already set; E > 0: MASKED with E experts of M rows
  * each (all full), the MoE down projection's shape. */
-static int run_dense(int E, int M, int N, int K, int rounds, int reps) {
+static int run_dense(int E, int M, int N, int K, int span, int rounds, int reps) {
   const int G = E > 0 ? E : 1;
   void *A, *B, *C;
   CK(cudaMalloc(&A, (size_t)G * M * K * 2));
@@ -317,7 +318,7 @@ static int run_dense(int E, int M, int N, int K, int rounds, int reps) {
     counts[e] = M;
   CK(cudaMalloc(&d_counts, sizeof(int32_t) * G));
   CK(cudaMemcpy(d_counts, counts, sizeof(int32_t) * G, cudaMemcpyHostToDevice));
-  const int groups = G * ((M + 127) / 128);
+  const int groups = G * ((M + 127) / 128) * span; /* flag words */
   uint32_t* flags;
   xs_status* status;
   CK(cudaMalloc(&flags, 4 * (size_t)groups));
@@ -335,7 +336,7 @@ static int run_dense(int E, int M, int N, int K, int rounds, int reps) {
     a.m_counts_host = counts;
   }
   aw = a;
-  aw.ready.flags = flags, aw.ready.rows = 128, aw.ready.span = 1, aw.ready.expect = 1;
+  aw.ready.flags = flags, aw.ready.rows = 128, aw.ready.span = span, aw.ready.expect = 1;
   aw.ready.timeout_ns = 1000000000ull, aw.ready.status = status;
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule s = XS_GEMM_SCHEDULE_INITIALIZER;
@@ -382,8 +383,10 @@ static int run_dense(int E, int M, int N, int K, int rounds, int reps) {
   const double m = median(ratio, rounds);
   xsg_median_interval(ratio, rounds, &lo, &hi);
   const double fl = 2.0 * G * M * N * K;
-  if (E > 0) printf("   E=%-2d ", E);
-  else printf("        ");
+  if (E > 0)
+    printf("   E=%-2d span %2d ", E, span);
+  else
+    printf("                ");
   printf("%5dx%5dx%5d  v3 %8.1f us (%5.0f TFLOP/s)  v3+ready %8.1f us  v3/ready %.3f [%.3f, "
          "%.3f]  bits differ %zu  status %u\n",
          M, N, K, median(t, rounds), fl / median(t, rounds) * 1e-6, median(t + rounds, rounds), m,
@@ -432,12 +435,16 @@ int main(int argc, char** argv) {
   if (dense) {
     printf("## the waits' cost with every flag set (v3, one flag per 128 rows)\n");
     /* the issue's four dense shapes, then the MoE chain's Linear-2 (MASKED, balanced) */
-    static const int shapes[8][4] = {{0, 8192, 8192, 8192},  {0, 4096, 28672, 8192},
-                                     {0, 2048, 3072, 4096},  {0, 512, 7168, 2048},
-                                     {8, 128, 7168, 2048},   {8, 512, 7168, 2048},
-                                     {8, 512, 4096, 1536},   {64, 128, 4096, 1536}};
-    for (int i = 0; i < 8; i++)
-      ok &= run_dense(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], rounds, reps);
+    /* span: flag words per group; the chain's L2 polls L1's n_blocks (16 for DeepSeek-V3's
+     * I = 2048, 12 for Qwen3-235B's 1536) */
+    static const int shapes[10][5] = {{0, 8192, 8192, 8192, 1}, {0, 4096, 28672, 8192, 1},
+                                      {0, 2048, 3072, 4096, 1}, {0, 512, 7168, 2048, 1},
+                                      {8, 128, 7168, 2048, 1},  {8, 512, 7168, 2048, 1},
+                                      {8, 512, 4096, 1536, 1},  {64, 128, 4096, 1536, 1},
+                                      {8, 512, 7168, 2048, 16}, {8, 512, 4096, 1536, 12}};
+    for (int i = 0; i < 10; i++)
+      ok &= run_dense(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3], shapes[i][4], rounds,
+                      reps);
   } else {
     static const chain_case cases[] = {
         {"DeepSeek-V3 E=8 T=128", 8, 128, 7168, 2048}, {"DeepSeek-V3 E=8 T=512", 8, 512, 7168, 2048},

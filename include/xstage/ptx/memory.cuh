@@ -119,6 +119,15 @@ XS_DEV uint32_t xs_ld_acquire_sys_u32(const uint32_t* p) {
   asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
   return v;
 }
+/* ld.acquire.sys.global.v4.b32: four flag words at once (16-byte aligned). */
+XS_DEV uint4 xs_ld_acquire_sys_v4(const void* src) {
+  uint4 v;
+  asm volatile("ld.acquire.sys.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(src)
+               : "memory");
+  return v;
+}
 XS_DEV uint64_t xs_ld_acquire_sys_u64(const uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");

@@ -435,7 +435,9 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
  *   only for a flag not yet ready: clean, 512x7168x2048 within 2-3 %, 2048x3072x4096 still
  *   ~9 % (its last wave in halves: without them, both 0.994; docs/results/gemm-h200.md,
  *   session 21). Reading the next tile's first word early (relaxed, when the tile is found;
- *   fence.acq_rel.sys when used) measured the same (call D);
+ *   fence.acq_rel.sys when used) measured the same (call D); the first acquire issued before
+ *   the slot wait (its latency under the wait) lost 3 % more at 8192^3 and 4 % more at
+ *   2048x3072x4096, relaxed with a fence there 3-7 % more (call H);
  * - v11: serialized in every placement tried; v2 (128 x 128): 8 bytes of spills. Neither
  *   is built with WAIT. */
 template <int BN, int MODE, bool WAIT>
@@ -648,8 +650,16 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                  cur.row0, row_end, &f0, &f1)) {
               const uint32_t* w = p.ready.flags + (int64_t)f0 * p.ready.span;
               const int n = (f1 - f0 + 1) * p.ready.span;
-              int ok = 1;
-              for (int i = 0; i < n; i++)
+              /* four words per load where they are 16-byte aligned (the MoE chain polls L1's
+               * n_blocks tile flags per row block): one acquire per four instead of per word */
+              int ok = 1, i = 0;
+              if (((uintptr_t)w & 15) == 0)
+                for (; i + 4 <= n; i += 4) {
+                  const uint4 v = xs_ld_acquire_sys_v4(w + i);
+                  ok &= xsg_ready_ok(v.x, p.ready.expect) & xsg_ready_ok(v.y, p.ready.expect) &
+                        xsg_ready_ok(v.z, p.ready.expect) & xsg_ready_ok(v.w, p.ready.expect);
+                }
+              for (; i < n; i++)
                 ok &= xsg_ready_ok(xs_ld_acquire_sys_u32(w + i), p.ready.expect);
               if (ok)
                 xs_fence_proxy_async_global(); /* the TMA loads below after the acquires */
