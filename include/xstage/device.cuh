@@ -86,13 +86,13 @@ XS_DEV void* xs_ptr_local(const xs_team* t, const void* sym) {
 
 /* ---- status (internal) ------------------------------------------------------------------- */
 
-/* Record the first device-side error of this GPU (atom.cas.gpu on code), count every one. */
-XS_DEV void xsi_status_record(const xs_team* t, uint32_t code, uint32_t location, const void* flag,
-                              uint64_t observed, uint64_t expected) {
-  xs_status* s = t->status;
+/* Record a device-side error in status `s` (NULL: nothing) for `rank`: the first one wins
+ * (atom.cas.gpu on code), count counts every one. Also the GEMM's input-readiness waits'. */
+XS_DEV void xsi_status_record_at(xs_status* s, int rank, uint32_t code, uint32_t location,
+                                 const void* flag, uint64_t observed, uint64_t expected) {
   if (s == nullptr) return;
   if (atomicCAS(&s->code, 0u, code) == 0u) {
-    s->rank = t->rank;
+    s->rank = rank;
     s->location = location;
     s->cta = blockIdx.x;
     s->flag = (uint64_t)(uintptr_t)flag;
@@ -100,6 +100,12 @@ XS_DEV void xsi_status_record(const xs_team* t, uint32_t code, uint32_t location
     s->expected = expected;
   }
   atomicAdd(&s->count, 1u);
+}
+
+/* Record the first device-side error of this GPU, count every one. */
+XS_DEV void xsi_status_record(const xs_team* t, uint32_t code, uint32_t location, const void* flag,
+                              uint64_t observed, uint64_t expected) {
+  xsi_status_record_at(t->status, t->rank, code, location, flag, observed, expected);
 }
 
 /* 1 once some wait on this GPU has failed (ld.volatile of the status code). */

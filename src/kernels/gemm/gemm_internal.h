@@ -142,6 +142,7 @@ static inline __device__ int xsg_position_tile(const xsg_params* p, int k) {
 }
 
 #ifdef __CUDACC__
+#include "xstage/device.cuh" /* xsi_status_record_at */
 #include "xstage/ptx.cuh"
 
 /* Input readiness (xs_gemm_ready), the slow path (the kernels poll each word once inline
@@ -171,16 +172,8 @@ static __device__ __noinline__ void xsg_wait_ready(const xsg_params& p, int expe
         if ((spin & 15u) == 0u) {
           if (*code != 0u) return;
           if (xs_globaltimer() - t0 > r.timeout_ns) {
-            xs_status* st = r.status;
-            if (atomicCAS(&st->code, 0u, (uint32_t)XS_ERR_TIMEOUT) == 0u) {
-              st->rank = r.rank;
-              st->location = r.location;
-              st->cta = blockIdx.x;
-              st->flag = (uint64_t)(uintptr_t)w;
-              st->observed = v;
-              st->expected = r.expect;
-            }
-            atomicAdd(&st->count, 1u);
+            xsi_status_record_at(r.status, r.rank, (uint32_t)XS_ERR_TIMEOUT, r.location, w, v,
+                                 r.expect);
             return;
           }
           if (spin > 4096u) xs_nanosleep(64);
