@@ -24,14 +24,20 @@
  * n_blocks) on the issue's four dense shapes and on the chain's Linear-2 shapes (MASKED), same
  * rounds, outputs compared bit for bit.
  *
- * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense]   (exit 77 without a GPU)
+ * --layer: each GEMM in the layer's order (Linear-2 right after Linear-1, Linear-1 right after
+ * the previous Linear-2) and back to back, by version, against cuBLAS strided-batched.
+ *
+ * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer]   (exit 77 without a
+ * GPU)
  */
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kernels/gemm/bench.h"
 #include "kernels/gemm/check.h"
@@ -62,6 +68,11 @@ static float bf2f(uint16_t h) {
   float f;
   memcpy(&f, &u, 4);
   return f;
+}
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return 1e6 * ts.tv_sec + 1e-3 * ts.tv_nsec;
 }
 static uint32_t rng(uint64_t* s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;
@@ -401,6 +412,234 @@ static int run_dense(int E, int M, int N, int K, int span, int rounds, int reps)
   return diff == 0 && st.code == 0;
 }
 
+/* cuBLAS strided-batched C[e] = A[e] B[e]^T (bf16 in and out, fp32 compute), E batches of
+ * rows x n x k: the baseline of issue 5's grouped table. */
+static void cublas_sb(cublasHandle_t h, const void* A, const void* B, void* C, int E, int rows,
+                      int n, int k, cudaStream_t s) {
+  const float one = 1.0f, zero = 0.0f;
+  cublasSetStream(h, s);
+  /* row-major C[rows, n] = A[rows, k] B[n, k]^T is column-major C^T = B^T(op T) A */
+  const cublasStatus_t st = cublasGemmStridedBatchedEx(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, n, rows, k, &one, B, CUDA_R_16BF, k, (long long)n * k, A,
+      CUDA_R_16BF, k, (long long)rows * k, &zero, C, CUDA_R_16BF, n, (long long)rows * n, E,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "gemm_chain: cublasGemmStridedBatchedEx: status %d\n", (int)st);
+    exit(1);
+  }
+}
+
+/* --layer: each GEMM of the expert MLP in the layer's order, by version, against cuBLAS
+ * strided-batched: Linear-2 timed right after Linear-1 (L1, event, L2, event) and Linear-1
+ * right after the previous layer's Linear-2 (L2, event, L1, event), and each alone (back to
+ * back). Linear-1 rows: ours with SiLU*mul fused (AUTO, v3) and without (AUTO; the output
+ * [rows, 2I], as cuBLAS's), cuBLAS without it (issue 5's table compares the same way). Every
+ * row's output is checked first: ours against v3's bit for bit, cuBLAS's within bf16 tolerance.
+ * Two more rows of AUTO's kernel through the probe hooks: without L2 cache policies on its TMA
+ * loads, and with 128-byte L2 promotion (is the library's L2 choice what the layer order hurts?).
+ */
+enum { LV_AUTO, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS, NLV };
+static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
+  const int E = k->E, T = k->T, H = k->H, I = k->I;
+  const size_t nx = (size_t)E * T * H, nw1 = (size_t)E * 2 * I * H, nw2 = (size_t)E * H * I;
+  const size_t ny1 = (size_t)E * T * 2 * I, ny2 = (size_t)E * T * H;
+  void *X, *W1, *W2, *Y1, *Y2, *Z;
+  CK(cudaMalloc(&X, nx * 2));
+  CK(cudaMalloc(&W1, nw1 * 2));
+  CK(cudaMalloc(&W2, nw2 * 2));
+  CK(cudaMalloc(&Y1, ny1 * 2)); /* [E, T, 2I]: room for L1 without SiLU*mul */
+  CK(cudaMalloc(&Y2, ny2 * 2));
+  const size_t nz = ny1 > ny2 ? ny1 : ny2;
+  CK(cudaMalloc(&Z, nz * 2)); /* where the rows under test write */
+  CX(xsg_fill_random(X, (int64_t)nx, 1, 1.0f));
+  CX(xsg_fill_random(W1, (int64_t)nw1, 2, 1.0f / sqrtf((float)H)));
+  CX(xsg_fill_random(W2, (int64_t)nw2, 3, 1.0f / sqrtf((float)I)));
+  int32_t* counts = (int32_t*)malloc(sizeof(int32_t) * E);
+  for (int e = 0; e < E; e++)
+    counts[e] = T;
+  int32_t* d_counts;
+  CK(cudaMalloc(&d_counts, sizeof(int32_t) * E));
+  CK(cudaMemcpy(d_counts, counts, sizeof(int32_t) * E, cudaMemcpyHostToDevice));
+  const xs_gemm_args args0 = XS_GEMM_ARGS_INITIALIZER;
+  xs_gemm_epilogue esilu = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_epilogue eplain = XS_GEMM_EPILOGUE_INITIALIZER;
+  esilu.act = XS_GEMM_ACT_SILU_MUL;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  /* the context GEMMs (AUTO): L1 into Y1 (SiLU*mul, [E, T, I]), L2 from Y1 into Y2 */
+  xs_gemm_args c1 = args0;
+  c1.layout = XS_GEMM_GROUPED_MASKED, c1.M = T, c1.N = 2 * I, c1.K = H, c1.experts = E;
+  c1.A = X, c1.B = W1, c1.C = Y1, c1.m_counts = d_counts, c1.m_counts_host = counts;
+  xs_gemm_args c2 = c1;
+  c2.N = H, c2.K = I, c2.A = Y1, c2.B = W2, c2.C = Y2;
+  cudaEvent_t* ev = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * 2 * reps);
+  for (int i = 0; i < 2 * reps; i++)
+    CK(cudaEventCreate(&ev[i]));
+  double* tc = (double*)malloc(sizeof(double) * NLV * rounds);
+  double* ti = (double*)malloc(sizeof(double) * NLV * rounds);
+  double* q = (double*)malloc(sizeof(double) * rounds);
+  int ok = 1;
+  for (int which = 2; which >= 1; which--) {
+    /* the target: L2 (A = Y1 [E, T, I], into Z) or L1 (A = X, into Z) */
+    xs_gemm_args tg = which == 2 ? c2 : c1;
+    tg.C = Z;
+    const int n_out = which == 2 ? H : I, kk = which == 2 ? I : H, nb = which == 2 ? H : 2 * I;
+    int have[NLV];
+    xs_gemm_tiling ta;
+    CX(xs_gemm_tiles(&ta, &tg, which == 1 ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE));
+    /* run row v once on the target */
+    auto row = [&](int v) {
+      xs_gemm_args a = tg;
+      xs_gemm_epilogue e = which == 1 && v != LV_NOSILU ? esilu : eplain;
+      if (v == LV_CUBLAS) {
+        cublas_sb(blas, tg.A, tg.B, Z, E, T, nb, kk, NULL);
+        return;
+      }
+      a.version = v == LV_V3    ? XS_GEMM_V3
+                  : v == LV_V11 ? XS_GEMM_V11
+                  : v == LV_V13 ? XS_GEMM_V13
+                                : XS_GEMM_AUTO;
+      /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
+       * L2 promotion (gemm_internal.h xsg_probe) */
+      if (v == LV_NOHINT) xsg_probe.l2_hint = 16;
+      if (v == LV_PROMO) xsg_probe.l2_promo = 3;
+      CX(xs_gemm_run(&a, e, sc, NULL));
+      xsg_probe.l2_hint = 0, xsg_probe.l2_promo = 0;
+    };
+    for (int v = 0; v < NLV; v++)
+      have[v] = !(which == 1 && (v == LV_V11 || v == LV_V13)) && !(which == 2 && v == LV_NOSILU);
+    /* correctness: the context first (Y1 as L2 reads it), then each row into poisoned Z */
+    CX(xs_gemm_run(&c1, esilu, sc, NULL));
+    printf("## %s, %s (MASKED %dx%dx%d, E=%d; AUTO picks v%d)\n", k->name,
+           which == 2 ? "Linear-2 after Linear-1" : "Linear-1 (SiLU*mul) after Linear-2", T, nb, kk,
+           E, (int)ta.version);
+    uint16_t* ref = NULL;
+    const size_t nout_fused = (size_t)E * T * n_out, nout_plain = (size_t)E * T * nb;
+    static const char* names[NLV] = {"auto",         "v3",          "v11",       "v13",
+                                     "auto no-silu", "auto nohint", "auto 128B", "cublas sb"};
+    for (int vi = 0; vi < NLV; vi++) {
+      const int v = vi == 0 ? LV_V3 : vi == LV_V3 ? LV_AUTO : vi; /* v3 first: the reference */
+      if (!have[v]) continue;
+      const int plain = which == 2 || v == LV_NOSILU || v == LV_CUBLAS;
+      const size_t n = plain ? nout_plain : nout_fused;
+      CX(xsg_poison(Z, (int64_t)nz));
+      row(v);
+      CK(cudaDeviceSynchronize());
+      uint16_t* out = to_host(Z, n);
+      size_t diff = 0, bad = 0;
+      if (v == LV_V3) {
+        ref = out;
+        continue;
+      }
+      if (which == 2 || v == LV_AUTO || v == LV_NOHINT || v == LV_PROMO) { /* as v3's */
+        for (size_t i = 0; i < n; i++) {
+          diff += out[i] != ref[i];
+          bad += !(fabsf(bf2f(out[i]) - bf2f(ref[i])) <= 1e-2f * fabsf(bf2f(ref[i])) + 1e-2f);
+        }
+      } else if (v == LV_CUBLAS) { /* against ours without SiLU*mul (checked below the same) */
+        xs_gemm_args a = tg;
+        void* W = NULL;
+        CK(cudaMalloc(&W, n * 2));
+        a.C = W;
+        CX(xs_gemm_run(&a, eplain, sc, NULL));
+        uint16_t* o2 = to_host(W, n);
+        for (size_t i = 0; i < n; i++)
+          bad += !(fabsf(bf2f(out[i]) - bf2f(o2[i])) <= 1e-2f * fabsf(bf2f(o2[i])) + 1e-2f);
+        diff = (size_t)-1;
+        free(o2);
+        cudaFree(W);
+      } else {
+        diff = (size_t)-1; /* LV_NOSILU: the row cuBLAS is checked against */
+      }
+      if (bad) ok = 0;
+      if (diff != (size_t)-1)
+        printf("   check %-12s: %zu bits differ from v3, %zu outside bf16 tolerance\n", names[v],
+               diff, bad);
+      else if (v == LV_CUBLAS)
+        printf("   check cublas sb   : %zu outside bf16 tolerance of ours without SiLU*mul\n", bad);
+      free(out);
+    }
+    free(ref);
+    if (!ok) {
+      printf("   FAIL: not timed\n");
+      break;
+    }
+    for (int r = -1; r < rounds; r++) { /* round -1: warm-up */
+      int order[NLV];
+      xsg_round_order(order, NLV, r < 0 ? 0 : r);
+      for (int j = 0; j < NLV; j++) {
+        const int v = order[j];
+        if (!have[v]) continue;
+        for (int i = 0; i < reps; i++) { /* in the layer's order */
+          if (which == 2)
+            CX(xs_gemm_run(&c1, esilu, sc, NULL));
+          else
+            CX(xs_gemm_run(&c2, eplain, sc, NULL));
+          CK(cudaEventRecord(ev[2 * i], NULL));
+          row(v);
+          CK(cudaEventRecord(ev[2 * i + 1], NULL));
+        }
+        CK(cudaEventSynchronize(ev[2 * reps - 1]));
+        double sum = 0;
+        for (int i = 0; i < reps; i++) {
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+          sum += ms;
+        }
+        if (r >= 0) tc[v * rounds + r] = 1e3 * sum / reps;
+        CK(cudaEventRecord(ev[0], NULL)); /* alone: back to back */
+        for (int i = 0; i < reps; i++)
+          row(v);
+        CK(cudaEventRecord(ev[1], NULL));
+        CK(cudaEventSynchronize(ev[1]));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+        if (r >= 0) ti[v * rounds + r] = 1e3 * ms / reps;
+      }
+    }
+    { /* the host's cost of an enqueue (ours: argument checks, tensor maps, schedule) */
+      CK(cudaDeviceSynchronize());
+      double hs[2];
+      for (int h = 0; h < 2; h++) {
+        const double t0 = now_us();
+        for (int i = 0; i < 20; i++)
+          row(h ? LV_CUBLAS : LV_AUTO);
+        hs[h] = (now_us() - t0) / 20;
+        CK(cudaDeviceSynchronize());
+      }
+      printf("   host time per enqueue: auto %.1f us, cublas sb %.1f us\n", hs[0], hs[1]);
+    }
+    printf("   %-13s %14s %22s %11s %22s\n", "row", "in layer (us)", "cublas/this", "alone (us)",
+           "cublas/this");
+    for (int v = 0; v < NLV; v++) {
+      if (!have[v]) continue;
+      double lo, hi, lo2, hi2;
+      for (int r = 0; r < rounds; r++)
+        q[r] = tc[LV_CUBLAS * rounds + r] / tc[v * rounds + r];
+      const double mc = median(q, rounds);
+      xsg_median_interval(q, rounds, &lo, &hi);
+      for (int r = 0; r < rounds; r++)
+        q[r] = ti[LV_CUBLAS * rounds + r] / ti[v * rounds + r];
+      const double mi = median(q, rounds);
+      xsg_median_interval(q, rounds, &lo2, &hi2);
+      char name[24];
+      if (v == LV_AUTO)
+        snprintf(name, sizeof name, "auto v%d", (int)ta.version);
+      else
+        snprintf(name, sizeof name, "%s", names[v]);
+      printf("   %-13s %14.1f %8.3f [%.3f, %.3f] %11.1f %8.3f [%.3f, %.3f]\n", name,
+             median(tc + v * rounds, rounds), mc, lo, hi, median(ti + v * rounds, rounds), mi, lo2,
+             hi2);
+    }
+  }
+  for (int i = 0; i < 2 * reps; i++)
+    CK(cudaEventDestroy(ev[i]));
+  free(ev), free(tc), free(ti), free(q), free(counts);
+  void* bufs[] = {X, W1, W2, Y1, Y2, Z, d_counts};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    cudaFree(bufs[i]);
+  return ok;
+}
+
 int main(int argc, char** argv) {
   int rounds = 15, reps = 10, dense = 0;
   for (int i = 1; i < argc; i++) {
@@ -410,8 +649,10 @@ int main(int argc, char** argv) {
       reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dense"))
       dense = 1;
+    else if (!strcmp(argv[i], "--layer"))
+      dense = 2;
     else {
-      fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--dense]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--dense | --layer]\n", argv[0]);
       return 2;
     }
   }
@@ -432,7 +673,12 @@ int main(int argc, char** argv) {
   printf("# gemm_chain on %s (%d SMs), %d rounds x %d calls%s\n", prop.name,
          prop.multiProcessorCount, rounds, reps, xsg_probe.tail ? ", v3's tail halves off" : "");
   int ok = 1;
-  if (dense) {
+  cublasHandle_t blas = NULL;
+  if (dense == 2 && cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "gemm_chain: cublasCreate failed\n");
+    return 1;
+  }
+  if (dense == 1) {
     printf("## the waits' cost with every flag set (v3, one flag per 128 rows)\n");
     /* the issue's four dense shapes, then the MoE chain's Linear-2 (MASKED, balanced) */
     /* span: flag words per group; the chain's L2 polls L1's n_blocks (16 for DeepSeek-V3's
@@ -452,8 +698,10 @@ int main(int argc, char** argv) {
         {"Qwen3-235B E=64 T=128", 64, 128, 4096, 1536},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-      ok &= run_case(&cases[i], rounds, reps);
+      ok &=
+          dense == 2 ? run_layer(&cases[i], rounds, reps, blas) : run_case(&cases[i], rounds, reps);
   }
+  if (blas) cublasDestroy(blas);
   printf("# %s\n", ok ? "all checks passed" : "CHECK FAILED");
   return ok ? 0 : 1;
 }
