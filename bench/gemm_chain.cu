@@ -25,10 +25,11 @@
  * rounds, outputs compared bit for bit.
  *
  * --layer: each GEMM in the layer's order (Linear-2 right after Linear-1, Linear-1 right after
- * the previous Linear-2) and back to back, by version, against cuBLAS strided-batched.
+ * the previous Linear-2) and back to back, by version, against cuBLAS strided-batched; --gap-us G
+ * puts G microseconds of one GPU thread spinning between the context and the row.
  *
- * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer]   (exit 77 without a
- * GPU)
+ * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer [--gap-us G]]   (exit 77
+ * without a GPU)
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -439,6 +440,7 @@ static void cublas_sb(cublasHandle_t h, const void* A, const void* B, void* C, i
  * loads, and with 128-byte L2 promotion (is the library's L2 choice what the layer order hurts?).
  */
 enum { LV_AUTO, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS, NLV };
+static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
   const size_t nx = (size_t)E * T * H, nw1 = (size_t)E * 2 * I * H, nw2 = (size_t)E * H * I;
@@ -574,6 +576,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
             CX(xs_gemm_run(&c1, esilu, sc, NULL));
           else
             CX(xs_gemm_run(&c2, eplain, sc, NULL));
+          if (g_gap_us > 0) CX(xsg_bench_idle(g_gap_us, NULL));
           CK(cudaEventRecord(ev[2 * i], NULL));
           row(v);
           CK(cudaEventRecord(ev[2 * i + 1], NULL));
@@ -651,10 +654,17 @@ int main(int argc, char** argv) {
       dense = 1;
     else if (!strcmp(argv[i], "--layer"))
       dense = 2;
+    else if (!strcmp(argv[i], "--gap-us") && i + 1 < argc)
+      g_gap_us = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--dense | --layer]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G]]\n",
+              argv[0]);
       return 2;
     }
+  }
+  if (g_gap_us < 0 || g_gap_us > 100000) {
+    fprintf(stderr, "gemm_chain: --gap-us must be in [0, 100000]\n");
+    return 2;
   }
   if (rounds < 3 || rounds > 200 || reps < 1 || reps > 1000) {
     fprintf(stderr, "gemm_chain: --rounds must be in [3, 200] and --reps in [1, 1000]\n");
