@@ -102,6 +102,48 @@ typedef struct chain_case {
   int E, T, H, I; /* experts, tokens per expert, hidden, intermediate */
 } chain_case;
 
+/* One case's expert MLP on the device: tokens X [E, T, H], W1 [E, 2I, H] (gate; up), W2 [E, H,
+ * I], Y1 (room for [E, T, 2I]: L1 with or without SiLU*mul), Y2 [E, T, H], T tokens for every
+ * expert; a1 = Linear-1 (X -> Y1 as [E, T, I] with SiLU*mul), a2 = Linear-2 (Y1 -> Y2), both
+ * MASKED AUTO. */
+typedef struct mlp {
+  void *X, *W1, *W2, *Y1, *Y2;
+  int32_t *counts, *d_counts;
+  xs_gemm_args a1, a2;
+} mlp;
+
+static void mlp_init(mlp* m, const chain_case* k) {
+  const int E = k->E, T = k->T, H = k->H, I = k->I;
+  const size_t nx = (size_t)E * T * H, nw1 = (size_t)E * 2 * I * H, nw2 = (size_t)E * H * I;
+  CK(cudaMalloc(&m->X, nx * 2));
+  CK(cudaMalloc(&m->W1, nw1 * 2));
+  CK(cudaMalloc(&m->W2, nw2 * 2));
+  CK(cudaMalloc(&m->Y1, (size_t)E * T * 2 * I * 2));
+  CK(cudaMalloc(&m->Y2, (size_t)E * T * H * 2));
+  CX(xsg_fill_random(m->X, (int64_t)nx, 1, 1.0f));
+  CX(xsg_fill_random(m->W1, (int64_t)nw1, 2, 1.0f / sqrtf((float)H)));
+  CX(xsg_fill_random(m->W2, (int64_t)nw2, 3, 1.0f / sqrtf((float)I)));
+  m->counts = (int32_t*)malloc(sizeof(int32_t) * E);
+  for (int e = 0; e < E; e++)
+    m->counts[e] = T;
+  CK(cudaMalloc(&m->d_counts, sizeof(int32_t) * E));
+  CK(cudaMemcpy(m->d_counts, m->counts, sizeof(int32_t) * E, cudaMemcpyHostToDevice));
+  const xs_gemm_args args0 = XS_GEMM_ARGS_INITIALIZER;
+  m->a1 = args0;
+  m->a1.layout = XS_GEMM_GROUPED_MASKED, m->a1.M = T, m->a1.N = 2 * I, m->a1.K = H;
+  m->a1.experts = E, m->a1.A = m->X, m->a1.B = m->W1, m->a1.C = m->Y1;
+  m->a1.m_counts = m->d_counts, m->a1.m_counts_host = m->counts;
+  m->a2 = m->a1;
+  m->a2.N = H, m->a2.K = I, m->a2.A = m->Y1, m->a2.B = m->W2, m->a2.C = m->Y2;
+}
+
+static void mlp_free(mlp* m) {
+  void* bufs[] = {m->X, m->W1, m->W2, m->Y1, m->Y2, m->d_counts};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    cudaFree(bufs[i]);
+  free(m->counts);
+}
+
 enum { SERIAL, SERIAL_PDL, SERIAL_V3, SERIAL_FLAGS, SERIAL_READY, OVERLAP, NVAR };
 static const char* k_var[NVAR] = {"serial",     "serial pdl", "serial v3",
                                   "serial flg", "serial rdy", "overlap"};
@@ -176,33 +218,16 @@ static int spot_check(const chain_case* k, const void* X, const void* W1, const 
 
 static int run_case(const chain_case* k, int rounds, int reps) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
-  const size_t nx = (size_t)E * T * H, nw1 = (size_t)E * 2 * I * H, nw2 = (size_t)E * H * I;
   const size_t ny1 = (size_t)E * T * I, ny2 = (size_t)E * T * H;
-  void *X, *W1, *W2, *Y1, *Y2;
-  CK(cudaMalloc(&X, nx * 2));
-  CK(cudaMalloc(&W1, nw1 * 2));
-  CK(cudaMalloc(&W2, nw2 * 2));
-  CK(cudaMalloc(&Y1, ny1 * 2));
-  CK(cudaMalloc(&Y2, ny2 * 2));
-  CX(xsg_fill_random(X, (int64_t)nx, 1, 1.0f));
-  CX(xsg_fill_random(W1, (int64_t)nw1, 2, 1.0f / sqrtf((float)H)));
-  CX(xsg_fill_random(W2, (int64_t)nw2, 3, 1.0f / sqrtf((float)I)));
-  int32_t* counts = (int32_t*)malloc(sizeof(int32_t) * E);
-  for (int e = 0; e < E; e++)
-    counts[e] = T;
-  int32_t* d_counts;
-  CK(cudaMalloc(&d_counts, sizeof(int32_t) * E));
-  CK(cudaMemcpy(d_counts, counts, sizeof(int32_t) * E, cudaMemcpyHostToDevice));
+  mlp net;
+  mlp_init(&net, k);
+  void *X = net.X, *W1 = net.W1, *W2 = net.W2, *Y1 = net.Y1, *Y2 = net.Y2;
 
   chain c;
   memset(&c, 0, sizeof c);
-  const xs_gemm_args args0 = XS_GEMM_ARGS_INITIALIZER;
   const xs_gemm_epilogue epi0 = XS_GEMM_EPILOGUE_INITIALIZER;
-  c.a1 = args0;
-  c.a1.layout = XS_GEMM_GROUPED_MASKED, c.a1.M = T, c.a1.N = 2 * I, c.a1.K = H, c.a1.experts = E;
-  c.a1.A = X, c.a1.B = W1, c.a1.C = Y1, c.a1.m_counts = d_counts, c.a1.m_counts_host = counts;
-  c.a2 = c.a1;
-  c.a2.N = H, c.a2.K = I, c.a2.A = Y1, c.a2.B = W2, c.a2.C = Y2;
+  c.a1 = net.a1;
+  c.a2 = net.a2;
   c.e1 = epi0;
   c.e1.act = XS_GEMM_ACT_SILU_MUL;
   c.e2 = epi0;
@@ -305,13 +330,13 @@ static int run_case(const chain_case* k, int rounds, int reps) {
          "against serial rdy (the same launches, not overlapped): %.3f [%.3f, %.3f]; wait status "
          "%u (%u timeouts)\n",
          m, lo, hi, m2, lo2, hi2, st.code, st.count);
-  free(t), free(ratio), free(counts);
+  free(t), free(ratio);
   CK(cudaEventDestroy(ev0));
   CK(cudaEventDestroy(ev1));
   CK(cudaStreamDestroy(c.s));
-  void* bufs[] = {X, W1, W2, Y1, Y2, d_counts, c.flags, c.status};
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-    cudaFree(bufs[i]);
+  cudaFree(c.flags);
+  cudaFree(c.status);
+  mlp_free(&net);
   return st.code == 0;
 }
 
@@ -443,36 +468,18 @@ enum { LV_AUTO, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS
 static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
-  const size_t nx = (size_t)E * T * H, nw1 = (size_t)E * 2 * I * H, nw2 = (size_t)E * H * I;
   const size_t ny1 = (size_t)E * T * 2 * I, ny2 = (size_t)E * T * H;
-  void *X, *W1, *W2, *Y1, *Y2, *Z;
-  CK(cudaMalloc(&X, nx * 2));
-  CK(cudaMalloc(&W1, nw1 * 2));
-  CK(cudaMalloc(&W2, nw2 * 2));
-  CK(cudaMalloc(&Y1, ny1 * 2)); /* [E, T, 2I]: room for L1 without SiLU*mul */
-  CK(cudaMalloc(&Y2, ny2 * 2));
+  mlp m;
+  mlp_init(&m, k);
+  void* Z;
   const size_t nz = ny1 > ny2 ? ny1 : ny2;
   CK(cudaMalloc(&Z, nz * 2)); /* where the rows under test write */
-  CX(xsg_fill_random(X, (int64_t)nx, 1, 1.0f));
-  CX(xsg_fill_random(W1, (int64_t)nw1, 2, 1.0f / sqrtf((float)H)));
-  CX(xsg_fill_random(W2, (int64_t)nw2, 3, 1.0f / sqrtf((float)I)));
-  int32_t* counts = (int32_t*)malloc(sizeof(int32_t) * E);
-  for (int e = 0; e < E; e++)
-    counts[e] = T;
-  int32_t* d_counts;
-  CK(cudaMalloc(&d_counts, sizeof(int32_t) * E));
-  CK(cudaMemcpy(d_counts, counts, sizeof(int32_t) * E, cudaMemcpyHostToDevice));
-  const xs_gemm_args args0 = XS_GEMM_ARGS_INITIALIZER;
   xs_gemm_epilogue esilu = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_epilogue eplain = XS_GEMM_EPILOGUE_INITIALIZER;
   esilu.act = XS_GEMM_ACT_SILU_MUL;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   /* the context GEMMs (AUTO): L1 into Y1 (SiLU*mul, [E, T, I]), L2 from Y1 into Y2 */
-  xs_gemm_args c1 = args0;
-  c1.layout = XS_GEMM_GROUPED_MASKED, c1.M = T, c1.N = 2 * I, c1.K = H, c1.experts = E;
-  c1.A = X, c1.B = W1, c1.C = Y1, c1.m_counts = d_counts, c1.m_counts_host = counts;
-  xs_gemm_args c2 = c1;
-  c2.N = H, c2.K = I, c2.A = Y1, c2.B = W2, c2.C = Y2;
+  const xs_gemm_args c1 = m.a1, c2 = m.a2;
   cudaEvent_t* ev = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * 2 * reps);
   for (int i = 0; i < 2 * reps; i++)
     CK(cudaEventCreate(&ev[i]));
@@ -636,10 +643,9 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
   }
   for (int i = 0; i < 2 * reps; i++)
     CK(cudaEventDestroy(ev[i]));
-  free(ev), free(tc), free(ti), free(q), free(counts);
-  void* bufs[] = {X, W1, W2, Y1, Y2, Z, d_counts};
-  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-    cudaFree(bufs[i]);
+  free(ev), free(tc), free(ti), free(q);
+  cudaFree(Z);
+  mlp_free(&m);
   return ok;
 }
 
