@@ -461,10 +461,11 @@ static void cublas_sb(cublasHandle_t h, const void* A, const void* B, void* C, i
  * back). Linear-1 rows: ours with SiLU*mul fused (AUTO, v3) and without (AUTO; the output
  * [rows, 2I], as cuBLAS's), cuBLAS without it (issue 5's table compares the same way). Every
  * row's output is checked first: ours against v3's bit for bit, cuBLAS's within bf16 tolerance.
- * Two more rows of AUTO's kernel through the probe hooks: without L2 cache policies on its TMA
+ * "auto layer": AUTO with xs_gemm_args.context = LAYER. Two more rows of AUTO's kernel through
+ * the probe hooks: without L2 cache policies on its TMA
  * loads, and with 128-byte L2 promotion (is the library's L2 choice what the layer order hurts?).
  */
-enum { LV_AUTO, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS, NLV };
+enum { LV_AUTO, LV_LAYER, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS, NLV };
 static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
@@ -493,8 +494,13 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
     tg.C = Z;
     const int n_out = which == 2 ? H : I, kk = which == 2 ? I : H, nb = which == 2 ? H : 2 * I;
     int have[NLV];
-    xs_gemm_tiling ta;
+    xs_gemm_tiling ta, tl;
     CX(xs_gemm_tiles(&ta, &tg, which == 1 ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE));
+    {
+      xs_gemm_args al = tg;
+      al.context = XS_GEMM_CONTEXT_LAYER;
+      CX(xs_gemm_tiles(&tl, &al, which == 1 ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE));
+    }
     /* run row v once on the target */
     auto row = [&](int v) {
       xs_gemm_args a = tg;
@@ -509,6 +515,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
                                 : XS_GEMM_AUTO;
       /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
        * L2 promotion (gemm_internal.h xsg_probe) */
+      if (v == LV_LAYER) a.context = XS_GEMM_CONTEXT_LAYER;
       if (v == LV_NOHINT) xsg_probe.l2_hint = 16;
       if (v == LV_PROMO) xsg_probe.l2_promo = 3;
       CX(xs_gemm_run(&a, e, sc, NULL));
@@ -523,7 +530,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
            E, (int)ta.version);
     uint16_t* ref = NULL;
     const size_t nout_fused = (size_t)E * T * n_out, nout_plain = (size_t)E * T * nb;
-    static const char* names[NLV] = {"auto",         "v3",          "v11",       "v13",
+    static const char* names[NLV] = {"auto",         "auto layer",  "v3",        "v11",      "v13",
                                      "auto no-silu", "auto nohint", "auto 128B", "cublas sb"};
     for (int vi = 0; vi < NLV; vi++) {
       const int v = vi == 0 ? LV_V3 : vi == LV_V3 ? LV_AUTO : vi; /* v3 first: the reference */
@@ -539,7 +546,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
         ref = out;
         continue;
       }
-      if (which == 2 || v == LV_AUTO || v == LV_NOHINT || v == LV_PROMO) { /* as v3's */
+      if (which == 2 || v == LV_AUTO || v == LV_LAYER || v == LV_NOHINT || v == LV_PROMO) {
         for (size_t i = 0; i < n; i++) {
           diff += out[i] != ref[i];
           bad += !(fabsf(bf2f(out[i]) - bf2f(ref[i])) <= 1e-2f * fabsf(bf2f(ref[i])) + 1e-2f);
@@ -634,6 +641,8 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
       char name[24];
       if (v == LV_AUTO)
         snprintf(name, sizeof name, "auto v%d", (int)ta.version);
+      else if (v == LV_LAYER)
+        snprintf(name, sizeof name, "auto layer v%d", (int)tl.version);
       else
         snprintf(name, sizeof name, "%s", names[v]);
       printf("   %-13s %14.1f %8.3f [%.3f, %.3f] %11.1f %8.3f [%.3f, %.3f]\n", name,

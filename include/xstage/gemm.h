@@ -216,6 +216,21 @@ typedef struct xs_gemm_ready {
   struct xs_status* status; /* device-visible (world.h), zeroed before the first launch; required */
 } xs_gemm_ready;
 
+/* What runs around a GEMM, for AUTO's choices (xs_gemm_args.context). Measured on the H200
+ * (session 21, bench_gemm_chain --layer, docs/results/gemm-h200.md): the same kernel is timed
+ * differently back to back with itself (how issue 5's tables are timed) and in a layer's order,
+ * between other kernels that leave L2 full of their own lines (MoE down projection right after
+ * gate/up, and the reverse).
+ *   ALONE  AUTO as tuned back to back (the default).
+ *   LAYER  grouped problems without SiLU*mul run v3 instead of v11 (in the layer order v11 took
+ *          2.5-9.5 % longer than v3 on the MoE down projections, back to back they are within
+ *          0.8 %), and one-wave grouped launches promote 128-byte L2 lines instead of 256 (5-7 %
+ *          faster in the layer order at 8 experts x 128 tokens, 1.4-4.8 % slower back to back). */
+typedef enum xs_gemm_context {
+  XS_GEMM_CONTEXT_ALONE = 0,
+  XS_GEMM_CONTEXT_LAYER = 1,
+} xs_gemm_context;
+
 /* One GEMM call. Device pointers; all buffers bf16 unless stated. */
 typedef struct xs_gemm_args {
   size_t size; /* sizeof(xs_gemm_args) */
@@ -239,13 +254,14 @@ typedef struct xs_gemm_args {
   /* Optional (session 21; a caller whose args.size ends before it has no waits): input
    * readiness, above. ready.flags NULL: none. */
   xs_gemm_ready ready;
+  /* Optional (session 21; a caller whose args.size ends before it gets ALONE): what runs around
+   * this GEMM, above. */
+  xs_gemm_context context;
 } xs_gemm_args;
 #define XS_GEMM_ARGS_INITIALIZER                                                                   \
   {                                                                                                \
     sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL,   \
-        NULL, {                                                                                    \
-      NULL, 0, 0, 0u, 0u, 0, 0ull, NULL                                                            \
-    }                                                                                              \
+        NULL, {NULL, 0, 0, 0u, 0u, 0, 0ull, NULL}, XS_GEMM_CONTEXT_ALONE                           \
   }
 
 /* The tiling a call will use (after AUTO is resolved). */

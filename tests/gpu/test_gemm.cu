@@ -588,7 +588,20 @@ static void test_auto_choice(void) {
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "contig 4096x7168x2048");
   a.N = 4096, a.K = 7168;
   expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "contig 4096x4096x7168 SiLU");
+  /* in a layer's order (xs_gemm_args.context LAYER): grouped without SiLU*mul stays v3; dense
+   * and SiLU*mul as back to back; an unknown context is refused */
+  a.context = XS_GEMM_CONTEXT_LAYER;
+  a.N = 7168, a.K = 2048;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V3, 128, 256, "contig 4096x7168x2048, layer");
+  a.layout = XS_GEMM_GROUPED_MASKED, a.M = 512, a.N = 4096, a.K = 1536;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V3, 128, 256, "masked E=8 T=512 down, layer");
+  a.layout = XS_GEMM_GROUPED_CONTIG, a.M = 4096, a.N = 4096, a.K = 7168;
+  expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "contig SiLU, layer");
   a.layout = XS_GEMM_DENSE, a.M = 8192, a.N = 8192, a.K = 8192;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "dense 8192^3, layer");
+  a.context = (xs_gemm_context)2;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
+  a.context = XS_GEMM_CONTEXT_ALONE;
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "dense 8192^3");
   a.N = 4096, a.K = 7168;
   /* shapes TMA cannot describe: v7 explicit is unsupported, AUTO runs v1 */

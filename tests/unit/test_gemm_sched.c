@@ -610,24 +610,35 @@ static void test_l2_choice(void) {
   XT_EQ_INT(xsg_weights_once(0, 128, 1), 0); /* DENSE: never */
   int promo = -1;
   /* v7: B evict_first (1 << 2) at tiles of 16 and 32 tokens, nothing at 64; never 128 B */
-  XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, 256, 132, &promo), 4);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, 256, 132, 0, &promo), 4);
   XT_EQ_INT(promo, 0);
-  XT_EQ_INT(xsg_l2_choice(1, 0, 32, 2, 32, 64, 2048, 132, &promo), 4);
-  XT_EQ_INT(xsg_l2_choice(1, 0, 64, 2, 64, 64, 2048, 132, &promo), 0);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 32, 2, 32, 64, 2048, 132, 0, &promo), 4);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 64, 2, 64, 64, 2048, 132, 0, &promo), 0);
   XT_EQ_INT(promo, 0);
   /* the 128-row kernels, weights read once: B evict_first with 256-byte promotion when the tiles
    * fit in one wave (session 17), else A evict_last (2) with 128-byte promotion */
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 8192, 64, 1024, 132, &promo), 2);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 8192, 64, 1024, 132, 0, &promo), 2);
   XT_EQ_INT(promo, 1);
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 128, 132, &promo), 4);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 128, 132, 0, &promo), 4);
   XT_EQ_INT(promo, 0);
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 133, 132, &promo), 2); /* one tile past a wave */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 133, 132, 0, &promo), 2); /* one tile past a wave */
   XT_EQ_INT(promo, 1);
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 4096, 8, 128, 132, &promo), 0); /* T=512: four m-blocks */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 4096, 8, 128, 132, 0, &promo),
+            0); /* T=512: four m-blocks */
   XT_EQ_INT(promo, 0);
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, 28, 132, &promo), 0); /* DENSE */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, 28, 132, 0, &promo), 0); /* DENSE */
   XT_EQ_INT(promo, 0);
-  XT_EQ_INT(xsg_l2_choice(0, 0, 128, 1, 8192, 64, 1024, 132, &promo), 0); /* v8 / v10 / v1 */
+  XT_EQ_INT(xsg_l2_choice(0, 0, 128, 1, 8192, 64, 1024, 132, 0, &promo), 0); /* v8 / v10 / v1 */
+  XT_EQ_INT(promo, 0);
+  /* in a layer's order: the one-wave launches keep B evict_first with 128-byte lines; the rest
+   * is as back to back */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 128, 132, 1, &promo), 4);
+  XT_EQ_INT(promo, 1);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 2, 128, 8, 133, 132, 1, &promo), 2);
+  XT_EQ_INT(promo, 1);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 4096, 8, 128, 132, 1, &promo), 0);
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, 256, 132, 1, &promo), 4); /* v7: unchanged */
   XT_EQ_INT(promo, 0);
 }
 

@@ -135,14 +135,17 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
  * (xsg_weights_once), stream the weights evict_first with 256-byte lines when all `tiles` fit in
  * one wave on `sms` SMs (128-byte lines until session 17), else keep the tokens evict_last with
  * 128-byte lines. Everything else loads with no policy and 256-byte promotion. Measured on the
- * H200 (bench_gemm_probe[_v7] --hints): the README's rounds 16 and 23. */
+ * H200 (bench_gemm_probe[_v7] --hints): the README's rounds 16 and 23. layer (xs_gemm_args.context
+ * = XS_GEMM_CONTEXT_LAYER): the one-wave launches promote 128-byte lines too (session 21,
+ * bench_gemm_chain --layer: 5-7 % faster there in the layer's order at 8 experts x 128 tokens,
+ * where back to back 256 bytes measured 1.4-4.8 % faster). */
 XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, int experts,
-                         int64_t tiles, int sms, int* promo128) {
+                         int64_t tiles, int sms, int layer, int* promo128) {
   *promo128 = 0;
   if (v7) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
   if (hopper && xsg_weights_once(layout, M, experts)) {
     const int one_wave = tiles <= sms;
-    *promo128 = !one_wave;
+    *promo128 = !one_wave || layer;
     return one_wave ? XSG_L2_EVICT_FIRST << 2 : XSG_L2_EVICT_LAST;
   }
   return 0;
