@@ -461,11 +461,25 @@ static void cublas_sb(cublasHandle_t h, const void* A, const void* B, void* C, i
  * back). Linear-1 rows: ours with SiLU*mul fused (AUTO, v3) and without (AUTO; the output
  * [rows, 2I], as cuBLAS's), cuBLAS without it (issue 5's table compares the same way). Every
  * row's output is checked first: ours against v3's bit for bit, cuBLAS's within bf16 tolerance.
- * "auto layer": AUTO with xs_gemm_args.context = LAYER. Two more rows of AUTO's kernel through
+ * "auto layer": AUTO with xs_gemm_args.context = LAYER; v6 and v12 (128x208 tiles; v3's tile
+ * stored straight from registers) on both GEMMs. Two more rows of AUTO's kernel through
  * the probe hooks: without L2 cache policies on its TMA
  * loads, and with 128-byte L2 promotion (is the library's L2 choice what the layer order hurts?).
  */
-enum { LV_AUTO, LV_LAYER, LV_V3, LV_V11, LV_V13, LV_NOSILU, LV_NOHINT, LV_PROMO, LV_CUBLAS, NLV };
+enum {
+  LV_AUTO,
+  LV_LAYER,
+  LV_V3,
+  LV_V11,
+  LV_V13,
+  LV_V6,
+  LV_V12,
+  LV_NOSILU,
+  LV_NOHINT,
+  LV_PROMO,
+  LV_CUBLAS,
+  NLV
+};
 static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
@@ -512,6 +526,8 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
       a.version = v == LV_V3    ? XS_GEMM_V3
                   : v == LV_V11 ? XS_GEMM_V11
                   : v == LV_V13 ? XS_GEMM_V13
+                  : v == LV_V6  ? XS_GEMM_V6
+                  : v == LV_V12 ? XS_GEMM_V12
                                 : XS_GEMM_AUTO;
       /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
        * L2 promotion (gemm_internal.h xsg_probe) */
@@ -530,8 +546,9 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
            E, (int)ta.version);
     uint16_t* ref = NULL;
     const size_t nout_fused = (size_t)E * T * n_out, nout_plain = (size_t)E * T * nb;
-    static const char* names[NLV] = {"auto",         "auto layer",  "v3",        "v11",      "v13",
-                                     "auto no-silu", "auto nohint", "auto 128B", "cublas sb"};
+    static const char* names[NLV] = {"auto",        "auto layer", "v3",       "v11",
+                                     "v13",         "v6",         "v12",      "auto no-silu",
+                                     "auto nohint", "auto 128B",  "cublas sb"};
     for (int vi = 0; vi < NLV; vi++) {
       const int v = vi == 0 ? LV_V3 : vi == LV_V3 ? LV_AUTO : vi; /* v3 first: the reference */
       if (!have[v]) continue;
@@ -546,7 +563,8 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
         ref = out;
         continue;
       }
-      if (which == 2 || v == LV_AUTO || v == LV_LAYER || v == LV_NOHINT || v == LV_PROMO) {
+      if (which == 2 || v == LV_AUTO || v == LV_LAYER || v == LV_NOHINT || v == LV_PROMO ||
+          v == LV_V6 || v == LV_V12) {
         for (size_t i = 0; i < n; i++) {
           diff += out[i] != ref[i];
           bad += !(fabsf(bf2f(out[i]) - bf2f(ref[i])) <= 1e-2f * fabsf(bf2f(ref[i])) + 1e-2f);
