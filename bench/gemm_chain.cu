@@ -26,10 +26,12 @@
  *
  * --layer: each GEMM in the layer's order (Linear-2 right after Linear-1, Linear-1 right after
  * the previous Linear-2) and back to back, by version, against cuBLAS strided-batched; --gap-us G
- * puts G microseconds of one GPU thread spinning between the context and the row.
+ * puts G microseconds of one GPU thread spinning between the context and the row; --ctx-version V
+ * runs the context GEMMs as version V instead of AUTO; --ctx-layer runs them with context = LAYER
+ * (a layer whose GEMMs all ask for it).
  *
- * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer [--gap-us G]]   (exit 77
- * without a GPU)
+ * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer [--gap-us G]
+ * [--ctx-version V]]   (exit 77 without a GPU)
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -475,12 +477,15 @@ enum {
   LV_V6,
   LV_V12,
   LV_NOSILU,
+  LV_NOSILU3,
   LV_NOHINT,
   LV_PROMO,
   LV_CUBLAS,
   NLV
 };
 static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
+static int g_ctx_version = 0; /* --ctx-version V: the context GEMMs run version V (0: AUTO) */
+static int g_ctx_layer = 0;   /* --ctx-layer: the context GEMMs with context = LAYER */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
   const size_t ny1 = (size_t)E * T * 2 * I, ny2 = (size_t)E * T * H;
@@ -494,7 +499,9 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
   esilu.act = XS_GEMM_ACT_SILU_MUL;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   /* the context GEMMs (AUTO): L1 into Y1 (SiLU*mul, [E, T, I]), L2 from Y1 into Y2 */
-  const xs_gemm_args c1 = m.a1, c2 = m.a2;
+  xs_gemm_args c1 = m.a1, c2 = m.a2;
+  c1.version = c2.version = (xs_gemm_version)g_ctx_version;
+  if (g_ctx_layer) c1.context = c2.context = XS_GEMM_CONTEXT_LAYER;
   cudaEvent_t* ev = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * 2 * reps);
   for (int i = 0; i < 2 * reps; i++)
     CK(cudaEventCreate(&ev[i]));
@@ -506,6 +513,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
     /* the target: L2 (A = Y1 [E, T, I], into Z) or L1 (A = X, into Z) */
     xs_gemm_args tg = which == 2 ? c2 : c1;
     tg.C = Z;
+    tg.version = XS_GEMM_AUTO, tg.context = XS_GEMM_CONTEXT_ALONE; /* the rows set their own */
     const int n_out = which == 2 ? H : I, kk = which == 2 ? I : H, nb = which == 2 ? H : 2 * I;
     int have[NLV];
     xs_gemm_tiling ta, tl;
@@ -518,17 +526,17 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
     /* run row v once on the target */
     auto row = [&](int v) {
       xs_gemm_args a = tg;
-      xs_gemm_epilogue e = which == 1 && v != LV_NOSILU ? esilu : eplain;
+      xs_gemm_epilogue e = which == 1 && v != LV_NOSILU && v != LV_NOSILU3 ? esilu : eplain;
       if (v == LV_CUBLAS) {
         cublas_sb(blas, tg.A, tg.B, Z, E, T, nb, kk, NULL);
         return;
       }
-      a.version = v == LV_V3    ? XS_GEMM_V3
-                  : v == LV_V11 ? XS_GEMM_V11
-                  : v == LV_V13 ? XS_GEMM_V13
-                  : v == LV_V6  ? XS_GEMM_V6
-                  : v == LV_V12 ? XS_GEMM_V12
-                                : XS_GEMM_AUTO;
+      a.version = v == LV_V3 || v == LV_NOSILU3 ? XS_GEMM_V3
+                  : v == LV_V11                 ? XS_GEMM_V11
+                  : v == LV_V13                 ? XS_GEMM_V13
+                  : v == LV_V6                  ? XS_GEMM_V6
+                  : v == LV_V12                 ? XS_GEMM_V12
+                                                : XS_GEMM_AUTO;
       /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
        * L2 promotion (gemm_internal.h xsg_probe) */
       if (v == LV_LAYER) a.context = XS_GEMM_CONTEXT_LAYER;
@@ -538,21 +546,22 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
       xsg_probe.l2_hint = 0, xsg_probe.l2_promo = 0;
     };
     for (int v = 0; v < NLV; v++)
-      have[v] = !(which == 1 && (v == LV_V11 || v == LV_V13)) && !(which == 2 && v == LV_NOSILU);
+      have[v] = !(which == 1 && (v == LV_V11 || v == LV_V13)) &&
+                !(which == 2 && (v == LV_NOSILU || v == LV_NOSILU3));
     /* correctness: the context first (Y1 as L2 reads it), then each row into poisoned Z */
     CX(xs_gemm_run(&c1, esilu, sc, NULL));
-    printf("## %s, %s (MASKED %dx%dx%d, E=%d; AUTO picks v%d)\n", k->name,
-           which == 2 ? "Linear-2 after Linear-1" : "Linear-1 (SiLU*mul) after Linear-2", T, nb, kk,
-           E, (int)ta.version);
+    printf("## %s, %s (MASKED %dx%dx%d, E=%d; AUTO picks v%d; context v%d, -1: AUTO with LAYER)\n",
+           k->name, which == 2 ? "Linear-2 after Linear-1" : "Linear-1 (SiLU*mul) after Linear-2",
+           T, nb, kk, E, (int)ta.version, g_ctx_layer ? -1 : g_ctx_version);
     uint16_t* ref = NULL;
     const size_t nout_fused = (size_t)E * T * n_out, nout_plain = (size_t)E * T * nb;
-    static const char* names[NLV] = {"auto",        "auto layer", "v3",       "v11",
-                                     "v13",         "v6",         "v12",      "auto no-silu",
-                                     "auto nohint", "auto 128B",  "cublas sb"};
+    static const char* names[NLV] = {"auto",       "auto layer",  "v3",        "v11",
+                                     "v13",        "v6",          "v12",       "auto no-silu",
+                                     "v3 no-silu", "auto nohint", "auto 128B", "cublas sb"};
     for (int vi = 0; vi < NLV; vi++) {
       const int v = vi == 0 ? LV_V3 : vi == LV_V3 ? LV_AUTO : vi; /* v3 first: the reference */
       if (!have[v]) continue;
-      const int plain = which == 2 || v == LV_NOSILU || v == LV_CUBLAS;
+      const int plain = which == 2 || v == LV_NOSILU || v == LV_NOSILU3 || v == LV_CUBLAS;
       const size_t n = plain ? nout_plain : nout_fused;
       CX(xsg_poison(Z, (int64_t)nz));
       row(v);
@@ -581,6 +590,15 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
         diff = (size_t)-1;
         free(o2);
         cudaFree(W);
+      } else if (v == LV_NOSILU3) { /* v3 without SiLU*mul against cuBLAS */
+        uint16_t* o2 = (uint16_t*)malloc(n * 2);
+        cublas_sb(blas, tg.A, tg.B, Z, E, T, nb, kk, NULL);
+        CK(cudaMemcpy(o2, Z, n * 2, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++)
+          bad += !(fabsf(bf2f(out[i]) - bf2f(o2[i])) <= 1e-2f * fabsf(bf2f(o2[i])) + 1e-2f);
+        printf("   check v3 no-silu  : %zu outside bf16 tolerance of cuBLAS\n", bad);
+        diff = (size_t)-1;
+        free(o2);
       } else {
         diff = (size_t)-1; /* LV_NOSILU: the row cuBLAS is checked against */
       }
@@ -689,11 +707,21 @@ int main(int argc, char** argv) {
       dense = 2;
     else if (!strcmp(argv[i], "--gap-us") && i + 1 < argc)
       g_gap_us = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ctx-version") && i + 1 < argc)
+      g_ctx_version = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ctx-layer"))
+      g_ctx_layer = 1;
     else {
-      fprintf(stderr, "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G]]\n",
+      fprintf(stderr,
+              "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
+              "[--ctx-layer]]\n",
               argv[0]);
       return 2;
     }
+  }
+  if (g_ctx_version < 0 || g_ctx_version > (int)XS_GEMM_V13) {
+    fprintf(stderr, "gemm_chain: --ctx-version must be 0 (AUTO) or 1..13\n");
+    return 2;
   }
   if (g_gap_us < 0 || g_gap_us > 100000) {
     fprintf(stderr, "gemm_chain: --gap-us must be in [0, 100000]\n");

@@ -222,10 +222,13 @@ typedef struct xs_gemm_ready {
  * between other kernels that leave L2 full of their own lines (MoE down projection right after
  * gate/up, and the reverse).
  *   ALONE  AUTO as tuned back to back (the default).
- *   LAYER  grouped problems without SiLU*mul run v3 instead of v11 (in the layer order v11 took
- *          2.5-9.5 % longer than v3 on the MoE down projections, back to back they are within
- *          0.8 %), and one-wave grouped launches promote 128-byte L2 lines instead of 256 (5-7 %
- *          faster in the layer order at 8 experts x 128 tokens, 1.4-4.8 % slower back to back). */
+ *   LAYER  grouped problems with more than 64 rows per expert all run v3's kernel, and one-wave
+ *          grouped launches promote 128-byte L2 lines instead of 256. A GEMM launched right
+ *          after a different kernel function of ours ran 3-10 % slower than right after the same
+ *          one (v3 after v11 and v11 after v3 alike; cuBLAS was not affected), so consecutive
+ *          GEMMs of a layer share one function: the gate/up and down projections both run v3.
+ *          The 128-byte lines were 5-7 % faster in the layer order at 8 experts x 128 tokens
+ *          and 1.4-4.8 % slower back to back. */
 typedef enum xs_gemm_context {
   XS_GEMM_CONTEXT_ALONE = 0,
   XS_GEMM_CONTEXT_LAYER = 1,

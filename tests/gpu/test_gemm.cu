@@ -597,6 +597,16 @@ static void test_auto_choice(void) {
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V3, 128, 256, "masked E=8 T=512 down, layer");
   a.layout = XS_GEMM_GROUPED_CONTIG, a.M = 4096, a.N = 4096, a.K = 7168;
   expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "contig SiLU, layer");
+  /* Qwen3-235B gate/up E=8 T=128 (back to back: v6's 128x208) and DeepSeek-V3 down E=8 T=128
+   * (back to back: v4's 128x224) run v3's kernel in a layer */
+  a.layout = XS_GEMM_GROUPED_MASKED, a.M = 128, a.N = 3072, a.K = 4096;
+  expect_auto(&a, XS_GEMM_ACT_SILU_MUL, XS_GEMM_V3, 128, 128, "masked Qwen3 gate/up T=128, layer");
+  a.N = 7168, a.K = 2048;
+  expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V3, 128, 256, "masked DS-V3 down T=128, layer");
+  a.context = XS_GEMM_CONTEXT_ALONE;
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V3, "masked DS-V3 down T=128: back to back AUTO took v3");
+  a.context = XS_GEMM_CONTEXT_LAYER;
   a.layout = XS_GEMM_DENSE, a.M = 8192, a.N = 8192, a.K = 8192;
   expect_auto(&a, XS_GEMM_ACT_NONE, XS_GEMM_V11, 128, 256, "dense 8192^3, layer");
   a.context = (xs_gemm_context)2;

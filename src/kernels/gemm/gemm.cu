@@ -258,7 +258,11 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   }
   const int v =
       xsg_auto_pick(m_blocks, silu ? a->N / 2 : a->N, silu, dev.sms, a->layout != XS_GEMM_DENSE);
-  fill_tiling(t, a, silu, (xs_gemm_version)v);
+  /* In a layer's order (xs_gemm_context LAYER), grouped problems all run v3's kernel: a GEMM
+   * launched right after another function of ours ran 3-10 % slower than after the same one
+   * (session 21, bench_gemm_chain --layer --ctx-version 3 / 11), so consecutive GEMMs share it. */
+  const int layer_grouped = args_context(a) == XS_GEMM_CONTEXT_LAYER && a->layout != XS_GEMM_DENSE;
+  fill_tiling(t, a, silu, layer_grouped ? XS_GEMM_V3 : (xs_gemm_version)v);
   /* v3's tile without SiLU*mul runs as v11 (session 5): once its shared-memory pointers stayed
    * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
    * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense
@@ -271,9 +275,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     fill_tiling(t, a, silu, XS_GEMM_V3);
     return XS_OK;
   }
-  /* ... except in a layer's order on grouped problems (xs_gemm_context LAYER; session 21: v11
-   * 2.5-9.5 % slower than v3 there on the MoE down projections, level back to back). */
-  const int layer_grouped = args_context(a) == XS_GEMM_CONTEXT_LAYER && a->layout != XS_GEMM_DENSE;
+  /* ... except in a layer's order on grouped problems (above). */
   if (t->version == XS_GEMM_V3 && !silu && !layer_grouped) t->version = XS_GEMM_V11;
   return XS_OK;
 }
