@@ -28,7 +28,9 @@
  * the previous Linear-2) and back to back, by version, against cuBLAS strided-batched; --gap-us G
  * puts G microseconds of one GPU thread spinning between the context and the row; --ctx-version V
  * runs the context GEMMs as version V instead of AUTO; --ctx-layer runs them with context = LAYER
- * (a layer whose GEMMs all ask for it).
+ * (a layer whose GEMMs all ask for it); --lean: only the rows AUTO, AUTO with LAYER, v3 and
+ * cuBLAS; --all: issue 5's twelve balanced cases (DeepSeek-V3 and Qwen3-235B, 8 and 64 experts,
+ * 16, 128 and 512 tokens per expert) instead of five.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer [--gap-us G]
  * [--ctx-version V]]   (exit 77 without a GPU)
@@ -486,6 +488,8 @@ enum {
 static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the row */
 static int g_ctx_version = 0; /* --ctx-version V: the context GEMMs run version V (0: AUTO) */
 static int g_ctx_layer = 0;   /* --ctx-layer: the context GEMMs with context = LAYER */
+static int g_lean = 0;        /* --lean: rows AUTO, AUTO with LAYER, v3 and cuBLAS only */
+static int g_all = 0;         /* --all: issue 5's twelve balanced cases */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
   const size_t ny1 = (size_t)E * T * 2 * I, ny2 = (size_t)E * T * H;
@@ -547,7 +551,8 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
     };
     for (int v = 0; v < NLV; v++)
       have[v] = !(which == 1 && (v == LV_V11 || v == LV_V13)) &&
-                !(which == 2 && (v == LV_NOSILU || v == LV_NOSILU3));
+                !(which == 2 && (v == LV_NOSILU || v == LV_NOSILU3)) &&
+                (!g_lean || v == LV_AUTO || v == LV_LAYER || v == LV_V3 || v == LV_CUBLAS);
     /* correctness: the context first (Y1 as L2 reads it), then each row into poisoned Z */
     CX(xs_gemm_run(&c1, esilu, sc, NULL));
     printf("## %s, %s (MASKED %dx%dx%d, E=%d; AUTO picks v%d; context v%d, -1: AUTO with LAYER)\n",
@@ -711,6 +716,10 @@ int main(int argc, char** argv) {
       g_ctx_version = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--ctx-layer"))
       g_ctx_layer = 1;
+    else if (!strcmp(argv[i], "--lean"))
+      g_lean = 1;
+    else if (!strcmp(argv[i], "--all"))
+      g_all = 1;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
@@ -768,9 +777,26 @@ int main(int argc, char** argv) {
         {"Qwen3-235B E=8 T=128", 8, 128, 4096, 1536},  {"Qwen3-235B E=8 T=512", 8, 512, 4096, 1536},
         {"Qwen3-235B E=64 T=128", 64, 128, 4096, 1536},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-      ok &=
-          dense == 2 ? run_layer(&cases[i], rounds, reps, blas) : run_case(&cases[i], rounds, reps);
+    /* --all (with --layer): issue 5's twelve balanced MoE cases (24 GEMMs) */
+    static const chain_case all[] = {
+        {"DeepSeek-V3 E=8 T=16", 8, 16, 7168, 2048},
+        {"DeepSeek-V3 E=8 T=128", 8, 128, 7168, 2048},
+        {"DeepSeek-V3 E=8 T=512", 8, 512, 7168, 2048},
+        {"DeepSeek-V3 E=64 T=16", 64, 16, 7168, 2048},
+        {"DeepSeek-V3 E=64 T=128", 64, 128, 7168, 2048},
+        {"DeepSeek-V3 E=64 T=512", 64, 512, 7168, 2048},
+        {"Qwen3-235B E=8 T=16", 8, 16, 4096, 1536},
+        {"Qwen3-235B E=8 T=128", 8, 128, 4096, 1536},
+        {"Qwen3-235B E=8 T=512", 8, 512, 4096, 1536},
+        {"Qwen3-235B E=64 T=16", 64, 16, 4096, 1536},
+        {"Qwen3-235B E=64 T=128", 64, 128, 4096, 1536},
+        {"Qwen3-235B E=64 T=512", 64, 512, 4096, 1536},
+    };
+    const chain_case* list = g_all && dense == 2 ? all : cases;
+    const size_t nlist =
+        g_all && dense == 2 ? sizeof all / sizeof all[0] : sizeof cases / sizeof cases[0];
+    for (size_t i = 0; i < nlist; i++)
+      ok &= dense == 2 ? run_layer(&list[i], rounds, reps, blas) : run_case(&list[i], rounds, reps);
   }
   if (blas) cublasDestroy(blas);
   printf("# %s\n", ok ? "all checks passed" : "CHECK FAILED");
