@@ -32,8 +32,12 @@
  * cuBLAS; --all: issue 5's twelve balanced cases (DeepSeek-V3 and Qwen3-235B, 8 and 64 experts,
  * 16, 128 and 512 tokens per expert) instead of five.
  *
- * Run:  build/bench_gemm_chain [--rounds R] [--reps N] [--dense | --layer [--gap-us G]
- * [--ctx-version V]]   (exit 77 without a GPU)
+ * --tp-layer: a tensor-parallel layer's four dense GEMMs (Llama-3-70B, TP 8; M = 512, 2048,
+ * 8192) in their order, AUTO for each, v3 for all, and cuBLAS (run_tp_layer).
+ *
+ * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
+ *         [--dense | --tp-layer | --layer [--gap-us G] [--ctx-version V] [--ctx-layer] [--lean]
+ *         [--all]]   (exit 77 without a GPU)
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -699,6 +703,124 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
   return ok;
 }
 
+/* --tp-layer: a tensor-parallel transformer layer's four dense GEMMs in their order (QKV, O,
+ * gate/up, down; Llama-3-70B at TP = 8, M tokens), each timed between two events, by
+ * configuration: AUTO for each (its picks differ from GEMM to GEMM), v3 for all four (one kernel
+ * function), and cuBLAS (cublasGemmEx through the strided-batched call with one batch). Ours are
+ * checked against cuBLAS first (bf16 tolerance). Ratio = cuBLAS / ours per GEMM and for the
+ * layer, medians over rounds. */
+static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
+  enum { NG = 4, NC = 3 };
+  static const int NK[NG][2] = {{1280, 8192}, {8192, 1024}, {7168, 8192}, {8192, 3584}};
+  static const char* gname[NG] = {"qkv", "o", "gate/up", "down"};
+  static const char* cname[NC] = {"auto", "all v3", "cublas"};
+  void *A[NG], *B[NG], *C[NG];
+  for (int g = 0; g < NG; g++) {
+    CK(cudaMalloc(&A[g], (size_t)M * NK[g][1] * 2));
+    CK(cudaMalloc(&B[g], (size_t)NK[g][0] * NK[g][1] * 2));
+    CK(cudaMalloc(&C[g], (size_t)M * NK[g][0] * 2));
+    CX(xsg_fill_random(A[g], (int64_t)M * NK[g][1], 10 + g, 1.0f));
+    CX(xsg_fill_random(B[g], (int64_t)NK[g][0] * NK[g][1], 20 + g, 1.0f / sqrtf((float)NK[g][1])));
+  }
+  const xs_gemm_args args0 = XS_GEMM_ARGS_INITIALIZER;
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  xs_gemm_tiling tiling[NG];
+  auto run = [&](int c, int g) {
+    if (c == 2) {
+      cublas_sb(blas, A[g], B[g], C[g], 1, M, NK[g][0], NK[g][1], NULL);
+      return;
+    }
+    xs_gemm_args a = args0;
+    a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
+    a.version = c == 1 ? XS_GEMM_V3 : XS_GEMM_AUTO;
+    CX(xs_gemm_run(&a, e, sc, NULL));
+  };
+  int ok = 1;
+  printf("## TP layer, Llama-3-70B at TP 8, M = %d tokens (QKV, O, gate/up, down)\n", M);
+  for (int g = 0; g < NG; g++) { /* correctness: ours (AUTO, v3) against cuBLAS */
+    xs_gemm_args a = args0;
+    a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
+    CX(xs_gemm_tiles(&tiling[g], &a, XS_GEMM_ACT_NONE));
+    const size_t n = (size_t)M * NK[g][0];
+    run(2, g);
+    CK(cudaDeviceSynchronize());
+    uint16_t* ref = to_host(C[g], n);
+    size_t bad = 0;
+    for (int c = 0; c < 2; c++) {
+      CX(xsg_poison(C[g], (int64_t)n));
+      run(c, g);
+      CK(cudaDeviceSynchronize());
+      uint16_t* out = to_host(C[g], n);
+      for (size_t i = 0; i < n; i++)
+        bad += !(fabsf(bf2f(out[i]) - bf2f(ref[i])) <= 1e-2f * fabsf(bf2f(ref[i])) + 1e-2f);
+      free(out);
+    }
+    free(ref);
+    printf("   %-8s %5dx%5dx%5d: AUTO picks v%d; %zu elements outside bf16 tolerance of cuBLAS\n",
+           gname[g], M, NK[g][0], NK[g][1], (int)tiling[g].version, bad);
+    if (bad) ok = 0;
+  }
+  if (!ok) {
+    printf("   FAIL: not timed\n");
+    return 0;
+  }
+  cudaEvent_t ev[2 * NG];
+  for (int i = 0; i < 2 * NG; i++)
+    CK(cudaEventCreate(&ev[i]));
+  double* t = (double*)calloc((size_t)NC * (NG + 1) * rounds, sizeof(double));
+  for (int r = -1; r < rounds; r++) {
+    int order[NC];
+    xsg_round_order(order, NC, r < 0 ? 0 : r);
+    for (int j = 0; j < NC; j++) {
+      const int c = order[j];
+      double sum[NG] = {0, 0, 0, 0};
+      for (int i = 0; i < reps; i++) {
+        for (int g = 0; g < NG; g++) {
+          CK(cudaEventRecord(ev[2 * g], NULL));
+          run(c, g);
+          CK(cudaEventRecord(ev[2 * g + 1], NULL));
+        }
+        CK(cudaEventSynchronize(ev[2 * NG - 1]));
+        for (int g = 0; g < NG; g++) {
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, ev[2 * g], ev[2 * g + 1]));
+          sum[g] += 1e3 * ms;
+        }
+      }
+      if (r < 0) continue;
+      double tot = 0;
+      for (int g = 0; g < NG; g++) {
+        t[((size_t)c * (NG + 1) + g) * rounds + r] = sum[g] / reps;
+        tot += sum[g] / reps;
+      }
+      t[((size_t)c * (NG + 1) + NG) * rounds + r] = tot;
+    }
+  }
+  double* q = (double*)malloc(sizeof(double) * rounds);
+  printf("   %-8s", "us");
+  for (int g = 0; g <= NG; g++)
+    printf(" %10s", g < NG ? gname[g] : "layer");
+  printf("   (cuBLAS / row in brackets)\n");
+  for (int c = 0; c < NC; c++) {
+    printf("   %-8s", cname[c]);
+    for (int g = 0; g <= NG; g++) {
+      const double* tc = t + ((size_t)c * (NG + 1) + g) * rounds;
+      const double* tb = t + ((size_t)2 * (NG + 1) + g) * rounds;
+      for (int r = 0; r < rounds; r++)
+        q[r] = tb[r] / tc[r];
+      printf(" %6.1f %5.3f", median((double*)tc, rounds), median(q, rounds));
+    }
+    printf("\n");
+  }
+  free(q), free(t);
+  for (int i = 0; i < 2 * NG; i++)
+    CK(cudaEventDestroy(ev[i]));
+  for (int g = 0; g < NG; g++)
+    cudaFree(A[g]), cudaFree(B[g]), cudaFree(C[g]);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   int rounds = 15, reps = 10, dense = 0;
   for (int i = 1; i < argc; i++) {
@@ -720,6 +842,8 @@ int main(int argc, char** argv) {
       g_lean = 1;
     else if (!strcmp(argv[i], "--all"))
       g_all = 1;
+    else if (!strcmp(argv[i], "--tp-layer"))
+      dense = 3;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
@@ -754,11 +878,15 @@ int main(int argc, char** argv) {
          prop.multiProcessorCount, rounds, reps, xsg_probe.tail ? ", v3's tail halves off" : "");
   int ok = 1;
   cublasHandle_t blas = NULL;
-  if (dense == 2 && cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+  if (dense >= 2 && cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, "gemm_chain: cublasCreate failed\n");
     return 1;
   }
-  if (dense == 1) {
+  if (dense == 3) {
+    static const int Ms[3] = {512, 2048, 8192};
+    for (int i = 0; i < 3; i++)
+      ok &= run_tp_layer(Ms[i], rounds, reps, blas);
+  } else if (dense == 1) {
     printf("## the waits' cost with every flag set (v3, one flag per 128 rows)\n");
     /* the issue's four dense shapes, then the MoE chain's Linear-2 (MASKED, balanced) */
     /* span: flag words per group; the chain's L2 polls L1's n_blocks (16 for DeepSeek-V3's
