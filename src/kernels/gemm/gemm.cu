@@ -258,11 +258,13 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   }
   const int v =
       xsg_auto_pick(m_blocks, silu ? a->N / 2 : a->N, silu, dev.sms, a->layout != XS_GEMM_DENSE);
-  /* In a layer's order (xs_gemm_context LAYER), grouped problems all run v3's kernel: a GEMM
-   * launched right after another function of ours ran 3-10 % slower than after the same one
-   * (session 21, bench_gemm_chain --layer --ctx-version 3 / 11), so consecutive GEMMs share it. */
-  const int layer_grouped = args_context(a) == XS_GEMM_CONTEXT_LAYER && a->layout != XS_GEMM_DENSE;
-  fill_tiling(t, a, silu, layer_grouped ? XS_GEMM_V3 : (xs_gemm_version)v);
+  /* v3's kernel, whatever the cost model says: with input readiness (only v3 has the waits:
+   * gemm_v2.cu, WAIT), and in a layer's order on grouped problems (xs_gemm_context LAYER: a GEMM
+   * launched right after another function of ours ran 3-10 % slower than after the same one,
+   * session 21, bench_gemm_chain --layer --ctx-version 3 / 11, so consecutive GEMMs share it). */
+  const int force_v3 =
+      ready || (args_context(a) == XS_GEMM_CONTEXT_LAYER && a->layout != XS_GEMM_DENSE);
+  fill_tiling(t, a, silu, force_v3 ? XS_GEMM_V3 : (xs_gemm_version)v);
   /* v3's tile without SiLU*mul runs as v11 (session 5): once its shared-memory pointers stayed
    * shared (no generic stores, no spills), v11's deferred last pass made it 1-2 % faster than
    * v3 on every non-SiLU grouped case at 512 tokens per expert and 0.4-0.8 % on the long dense
@@ -270,13 +272,8 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * SiLU*mul (one staging pass either way) it is v3's speed, and v3 stays. Both split a small
    * last wave into column halves (session 13, sched.h xsg_tail_slots); with it v11 stayed
    * 0.3-0.4 % ahead of v3 at E=64 T=512 in the bench (run 62). */
-  /* Input readiness: v3 only (gemm_v2.cu, WAIT). */
-  if (ready) {
-    fill_tiling(t, a, silu, XS_GEMM_V3);
-    return XS_OK;
-  }
-  /* ... except in a layer's order on grouped problems (above). */
-  if (t->version == XS_GEMM_V3 && !silu && !layer_grouped) t->version = XS_GEMM_V11;
+  /* ... except where v3 is forced (above). */
+  if (t->version == XS_GEMM_V3 && !silu && !force_v3) t->version = XS_GEMM_V11;
   return XS_OK;
 }
 
@@ -570,8 +567,7 @@ extern "C" xs_result xs_gemm_preload(void) {
   cudaError_t (*const load[])(void) = {xsg_preload_v1, xsg_preload_hopper, xsg_preload_v7,
                                        xsg_preload_v8, xsg_preload_v10};
   for (int i = 0; i < (int)(sizeof load / sizeof load[0]); i++) {
-    if (i > 0 && !dev.hopper) break; /* sm_90a code cannot load elsewhere */
-    const cudaError_t e = load[i]();
+    const cudaError_t e = load[i](); /* (sm_90a code: fails on another GPU, with v1's kernel) */
     if (e != cudaSuccess)
       return xsi_set_error(XS_ERR_CUDA, "gemm_preload: %s", cudaGetErrorString(e));
   }
