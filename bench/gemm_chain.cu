@@ -33,10 +33,12 @@
  * 16, 128 and 512 tokens per expert) instead of five.
  *
  * --tp-layer: a tensor-parallel layer's four dense GEMMs (Llama-3-70B, TP 8; M = 512, 2048,
- * 8192) in their order, AUTO for each, v3 for all, and cuBLAS (run_tp_layer).
+ * 8192, or the list of --tp-m M1,M2,...) in their order, AUTO for each, v3 for all, and cuBLAS
+ * (run_tp_layer).
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
- *         [--dense | --tp-layer | --layer [--gap-us G] [--ctx-version V] [--ctx-layer] [--lean]
+ *         [--dense | --tp-layer [--tp-m M1,M2,..] | --layer [--gap-us G] [--ctx-version V]
+ * [--ctx-layer] [--lean]
  *         [--all]]   (exit 77 without a GPU)
  */
 #include <cublas_v2.h>
@@ -821,13 +823,85 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   return 1;
 }
 
+/* --splitk: where v14's time goes (session 22). Per dense shape and split S: the whole kernel,
+ * the multiply alone (xsg_probe.splitk 1: no fix-up), and the multiply with the sums' stores and
+ * the barrier (2: no gather, no output); v3 unsplit and cuBLAS beside them. Microseconds per
+ * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
+static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
+  static const int shapes[][3] = {
+      {512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584}, {128, 7168, 8192}};
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  double* t = (double*)malloc(sizeof(double) * rounds);
+  for (int i = 0; i < 4; i++) {
+    const int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
+    void *A, *B, *C;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B, (size_t)N * K * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CX(xsg_fill_random(A, (int64_t)M * K, 1, 1.0f));
+    CX(xsg_fill_random(B, (int64_t)N * K, 2, 1.0f));
+    const int tiles = (M + 127) / 128 * ((N + 255) / 256);
+    const int most = sms / tiles < 16 ? sms / tiles : 16;
+    printf("## split-K %dx%dx%d: %d tiles of 128x256, us per launch (median of %d rounds x %d)\n",
+           M, N, K, tiles, rounds, reps);
+    auto timeit = [&](auto fn) {
+      for (int r = -1; r < rounds; r++) {
+        CK(cudaEventRecord(e0, NULL));
+        for (int k = 0; k < reps; k++)
+          fn();
+        CK(cudaEventRecord(e1, NULL));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0) t[r] = 1e3 * ms / reps;
+      }
+      return median(t, rounds);
+    };
+    const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+    const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+    xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+    a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
+    printf("   cublas %.1f", timeit([&]() { cublas_sb(blas, A, B, C, 1, M, N, K, NULL); }));
+    a.version = XS_GEMM_V3;
+    printf("  v3 %.1f", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
+    a.version = XS_GEMM_V2;
+    printf("  v2 %.1f\n", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
+    const int tries[4] = {2, 4, 8, most};
+    for (int j = 0; j < 4; j++) {
+      const int S = tries[j];
+      if (S < 2 || S > most || (j == 3 && (S == 2 || S == 4 || S == 8))) continue;
+      a.version = XS_GEMM_V14, a.split_k = S;
+      double us[3];
+      for (int mode = 0; mode < 3; mode++) {
+        xsg_probe.splitk = mode;
+        us[mode] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+      }
+      xsg_probe.splitk = 0;
+      printf("   S %2d: whole %.1f, multiply alone %.1f, + sums stored and barrier %.1f\n", S,
+             us[0], us[1], us[2]);
+      a.split_k = 0;
+    }
+    cudaFree(A), cudaFree(B), cudaFree(C);
+  }
+  free(t);
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   int rounds = 15, reps = 10, dense = 0;
+  int tp_ms[8] = {512, 2048, 8192}, n_tp = 3; /* --tp-m: the token counts of --tp-layer */
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
       rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
       reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--splitk"))
+      dense = 4;
     else if (!strcmp(argv[i], "--dense"))
       dense = 1;
     else if (!strcmp(argv[i], "--layer"))
@@ -842,7 +916,11 @@ int main(int argc, char** argv) {
       g_lean = 1;
     else if (!strcmp(argv[i], "--all"))
       g_all = 1;
-    else if (!strcmp(argv[i], "--tp-layer"))
+    else if (!strcmp(argv[i], "--tp-m") && i + 1 < argc) {
+      n_tp = 0;
+      for (char* t = strtok(argv[++i], ","); t && n_tp < 8; t = strtok(NULL, ","))
+        tp_ms[n_tp++] = atoi(t);
+    } else if (!strcmp(argv[i], "--tp-layer"))
       dense = 3;
     else {
       fprintf(stderr,
@@ -882,10 +960,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gemm_chain: cublasCreate failed\n");
     return 1;
   }
-  if (dense == 3) {
-    static const int Ms[3] = {512, 2048, 8192};
-    for (int i = 0; i < 3; i++)
-      ok &= run_tp_layer(Ms[i], rounds, reps, blas);
+  if (dense == 4) {
+    ok &= run_splitk(rounds, reps, blas);
+  } else if (dense == 3) {
+    for (int i = 0; i < n_tp; i++)
+      ok &= tp_ms[i] >= 1 ? run_tp_layer(tp_ms[i], rounds, reps, blas) : 0;
   } else if (dense == 1) {
     printf("## the waits' cost with every flag set (v3, one flag per 128 rows)\n");
     /* the issue's four dense shapes, then the MoE chain's Linear-2 (MASKED, balanced) */

@@ -93,6 +93,14 @@ typedef enum xs_gemm_version {
    * waiting for the first pass's TMA store to read the staging buffer. Every feature of v3 (the
    * map path and SiLU*mul, one pass, run as in v3). */
   XS_GEMM_V13 = 13,
+  /* v14 — Hopper, DENSE only: v3's 128x256 tile with K split over S CTAs per tile (split-K),
+   * for problems with fewer tiles than SMs (small batches: M x N of at most ~SMs/2 tiles with a
+   * long K). Each CTA multiplies one slice of K; the S CTAs of a tile exchange fp32 sums through
+   * a workspace (xs_gemm_args.workspace) and each stores 1/S of the tile; the sum is taken in
+   * slice order, so results are the same bits every run. S: xs_gemm_args.split_k, or AUTO's
+   * choice (xs_gemm_tiling.splits). Every epilogue feature (STORE_MAP, SiLU*mul, tile flags) and
+   * tile order; max_ctas caps the CTAs (S x tiles). AUTO's pick for dense problems it splits. */
+  XS_GEMM_V14 = 14,
 } xs_gemm_version;
 
 /* Where the epilogue puts a finished tile. */
@@ -260,11 +268,25 @@ typedef struct xs_gemm_args {
   /* Optional (session 21; a caller whose args.size ends before it gets ALONE): what runs around
    * this GEMM, above. */
   xs_gemm_context context;
+  /* Optional (session 22; a caller whose args.size ends before them gets 0, NULL, 0): split-K
+   * (v14). split_k: 0 the library's choice (AUTO: xs_gemm_tiling.splits says; v14: the same rule,
+   * at least 1), 1 no split, S >= 2 that many slices of K per tile (v14 only: AUTO with S >= 2
+   * runs v14; at most 16, and S x tiles at most the SMs or max_ctas: XS_ERR_INVALID_ARG
+   * otherwise). workspace: device memory for the partial sums and the per-tile counters, at
+   * least xs_gemm_workspace_size() bytes, 256-byte aligned, ZEROED before its first use (each
+   * launch leaves its counters zero again); one workspace serves one stream's launches at a
+   * time. NULL: the library's own, one per device and stream, allocated (and zeroed) at the
+   * first split launch on that stream that is not being captured in a graph (a capture with
+   * none yet runs without a split). A graph captured with a workspace uses it when replayed:
+   * do not replay it concurrently with other split launches on the same workspace. */
+  int split_k;
+  void* workspace;
+  size_t workspace_bytes;
 } xs_gemm_args;
 #define XS_GEMM_ARGS_INITIALIZER                                                                   \
   {                                                                                                \
     sizeof(xs_gemm_args), XS_GEMM_DENSE, XS_GEMM_AUTO, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL,   \
-        NULL, {NULL, 0, 0, 0u, 0u, 0, 0ull, NULL}, XS_GEMM_CONTEXT_ALONE                           \
+        NULL, {NULL, 0, 0, 0u, 0u, 0, 0ull, NULL}, XS_GEMM_CONTEXT_ALONE, 0, NULL, 0               \
   }
 
 /* The tiling a call will use (after AUTO is resolved). */
@@ -275,6 +297,7 @@ typedef struct xs_gemm_tiling {
   int m_blocks;       /* per group */
   int n_blocks;
   int count; /* groups * m_blocks * n_blocks: the size of flag and map arrays */
+  int splits; /* slices of K per tile (v14), else 1 */
 } xs_gemm_tiling;
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
@@ -291,6 +314,10 @@ xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args, xs_gemm_a
  * against concurrent first calls (it caches device attributes). */
 xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_schedule sched,
                       void* stream);
+
+/* The workspace bytes a call with these args (and activation `act`) needs in
+ * xs_gemm_args.workspace: 0 when it does not split K. Checks the arguments like xs_gemm_tiles. */
+xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args, xs_gemm_act act);
 
 /* Load every GEMM kernel into the current device's context now. CUDA loads kernels lazily (at
  * a kernel's first launch, unless CUDA_MODULE_LOADING=EAGER), and a load may wait until the

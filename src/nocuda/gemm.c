@@ -21,6 +21,13 @@ xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_sc
   return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm: this build has no CUDA");
 }
 
+xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args, xs_gemm_act act) {
+  (void)args;
+  (void)act;
+  if (bytes) *bytes = 0;
+  return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm: this build has no CUDA");
+}
+
 xs_result xs_gemm_preload(void) {
   return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm: this build has no CUDA");
 }

@@ -33,7 +33,7 @@
 static cublasHandle_t g_blas;
 static int g_hopper;    /* v2-v13 can run here */
 static int g_sms;       /* the GPU's SMs (v7's tile width depends on them) */
-#define LAST_VERSION 13 /* versions 1..LAST_VERSION are run by every loop below */
+#define LAST_VERSION 14 /* versions 1..LAST_VERSION are run by every loop below */
 static int g_runs, g_unsupported;
 static int g_tail_split; /* launches of v3 / v11 whose schedule has halves (sched.h) */
 /* CONTIG launches of v2-v6 / v11-v13 with the speculative start (gemm_v2.cu), and the CTAs whose
@@ -56,6 +56,8 @@ typedef struct variant {
   int flags;
   int ctas; /* persistent CTAs (schedule.max_ctas), 0: one per SM */
   int pdl;  /* 1: schedule.pdl (a programmatic dependent launch; the default is a plain one) */
+  int split; /* xs_gemm_args.split_k (v14; 0: the library's choice) */
+  int ws;    /* 1: the caller's workspace (xs_gemm_workspace_size bytes, zeroed) */
 } variant;
 
 #define CK(call)                                                                                   \
@@ -105,6 +107,7 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = pr->layout, a.version = v->version, a.M = M, a.N = pr->N, a.K = pr->K;
   a.experts = pr->E, a.A = A, a.B = B, a.C = C, a.m_offsets = d_off, a.m_counts = d_cnt;
+  a.split_k = v->split;
   XT_CHECK(xsg_reference(ref, scratch, &a, pr->silu, offsets, pr->counts, g_blas) == XS_OK);
   uint8_t* h_state = (uint8_t*)malloc((size_t)rows + 1);
   xsg_row_states(h_state, &a, offsets, pr->counts);
@@ -122,14 +125,16 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
   int ok = 1;
   xs_result res = xs_gemm_tiles(&t, &a, epi.act);
   char line[256];
-  snprintf(line, sizeof line,
-           "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s ctas=%d%s", tag,
-           (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
-           v->store == XS_GEMM_STORE_MAP ? "map" : "local",
-           v->list                              ? "list-reversed"
-           : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
-                                                : "raster-m",
-           v->flags ? " flags" : "", v->ctas, v->pdl ? " pdl" : "");
+  snprintf(
+      line, sizeof line,
+      "%-8s v%d layout=%d M=%d N=%d K=%d E=%d silu=%d store=%s order=%s%s ctas=%d%s split=%d/%d%s",
+      tag, (int)v->version, (int)pr->layout, pr->M, pr->N, pr->K, pr->E, pr->silu,
+      v->store == XS_GEMM_STORE_MAP ? "map" : "local",
+      v->list                              ? "list-reversed"
+      : v->order == XS_GEMM_ORDER_RASTER_N ? "raster-n"
+                                           : "raster-m",
+      v->flags ? " flags" : "", v->ctas, v->pdl ? " pdl" : "", v->split,
+      res == XS_OK ? t.splits : 0, v->ws ? " ws" : "");
   if (res == XS_ERR_UNSUPPORTED && v->version != XS_GEMM_V1) {
     g_unsupported++;
     printf("  unsupported (expected for this shape/GPU): %s: %s\n", line, xs_last_error());
@@ -224,6 +229,16 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       CK(cudaMemset(d_flags, 0, 4 * (size_t)(t.count + 1)));
       epi.tile_flags = d_flags;
     }
+    void* ws = NULL;
+    if (v->ws) { /* the caller's workspace, zeroed once */
+      size_t bytes = 0;
+      XT_CHECK(xs_gemm_workspace_size(&bytes, &a, epi.act) == XS_OK);
+      XT_CHECK_MSG(t.splits < 2 || bytes > 0, "%s: no workspace size for %d splits", line,
+                   t.splits);
+      ws = dalloc(bytes);
+      CK(cudaMemset(ws, 0, bytes ? bytes : 16));
+      a.workspace = ws, a.workspace_bytes = bytes;
+    }
     XT_CHECK(xsg_poison(out, rows * n_out) == XS_OK);
     res = xs_gemm_run(&a, epi, sched, NULL);
     XT_CHECK_MSG(res == XS_OK, "%s: xs_gemm_run: %s", line, xs_last_error());
@@ -276,6 +291,16 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       free(hc);
       free(hr);
     }
+    if (v->ws && ok) { /* the launch left the counters zero (the next one on it relies on that) */
+      uint32_t h[4 * 64];
+      const int n = t.count < 64 ? t.count : 64;
+      CK(cudaMemcpy(h, ws, 16 * (size_t)n, cudaMemcpyDeviceToHost));
+      int dirty = 0;
+      for (int i = 0; i < 4 * n; i++)
+        dirty += i % 4 != 1 && h[i] != 0; /* word 1 is the barrier's generation */
+      XT_CHECK_MSG(dirty == 0, "%s: %d workspace counters left nonzero", line, dirty);
+    }
+    cudaFree(ws);
     if (out != C) cudaFree(out);
     cudaFree(d_list);
     cudaFree(d_map);
@@ -883,6 +908,126 @@ static void test_v11_v13_epilogues(void) {
   }
 }
 
+/* v14, split-K: explicit splits on shapes whose slices differ by a k-block, with a slice of no
+ * k-blocks (S > k-blocks), SiLU*mul, the map store, tile flags (raised once per tile, by the
+ * last of its S CTAs), a reversed tile list, raster N, the caller's workspace; a split whose
+ * CTAs would not all be resident refused; the same bits on a second run. */
+static void test_splitk(void) {
+  if (!g_hopper) {
+    printf("  skipped: v14 needs a Hopper GPU\n");
+    return;
+  }
+  const problem ps[] = {
+      {XS_GEMM_DENSE, 1000, 1040, 520, 0, NULL, 0}, /* 8 x 5 tiles, 9 k-blocks */
+      {XS_GEMM_DENSE, 65, 136, 1000, 0, NULL, 0},   /* one tile, 16 k-blocks */
+      {XS_GEMM_DENSE, 129, 264, 72, 0, NULL, 0},    /* 2 x 2 tiles, 2 k-blocks: empty slices */
+      {XS_GEMM_DENSE, 512, 1280, 8192, 0, NULL, 0}, /* Llama-3-70B TP8 QKV at 512 tokens */
+      {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
+  };
+  const int splits[] = {2, 3, 5, 16};
+  for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+    for (int j = 0; j < 4; j++) {
+      const problem* pr = &ps[i];
+      const int S = splits[j];
+      const int tiles =
+          xsg_cdiv(pr->M, 128) * xsg_cdiv(pr->silu ? pr->N / 2 : pr->N, pr->silu ? 128 : 256);
+      variant plain = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S};
+      if (tiles * S > g_sms) { /* every unit must be resident: refused, nothing launched */
+        xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+        a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = S;
+        a.A = a.B = a.C = (void*)(uintptr_t)256;
+        xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+        e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+        const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+        XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+        XT_CHECK_MSG(strstr(xs_last_error(), "resident") != NULL, "error: %s", xs_last_error());
+        continue;
+      }
+      run_one(pr, &plain, "splitk");
+      if (j == 1 || i == 3) {
+        variant mapf = {XS_GEMM_V14, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
+        variant listf = {
+            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0, S};
+        variant rn = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
+        variant ws = {
+            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S, 1};
+        run_one(pr, &mapf, "splitk");
+        run_one(pr, &listf, "splitk");
+        run_one(pr, &rn, "splitk");
+        run_one(pr, &ws, "splitk");
+      }
+    }
+  /* AUTO: the QKV shape splits (and runs correctly); one past the SMs' half does not */
+  variant autov = {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
+  run_one(&ps[3], &autov, "splitk");
+  /* the same bits on a second run (the sums are taken in slice order) */
+  const problem* pr = &ps[3];
+  const size_t n = (size_t)pr->M * pr->N;
+  void *A = dalloc((size_t)pr->M * pr->K * 2), *B = dalloc((size_t)pr->N * pr->K * 2);
+  void *C1 = dalloc(n * 2), *C2 = dalloc(n * 2);
+  XT_CHECK(xsg_fill_random(A, (int64_t)pr->M * pr->K, 7, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(B, (int64_t)pr->N * pr->K, 8, 1.0f) == XS_OK);
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = 6;
+  a.A = A, a.B = B;
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  a.C = C1;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+  a.C = C2;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+  CK(cudaDeviceSynchronize());
+  uint16_t* h1 = (uint16_t*)malloc(n * 2);
+  uint16_t* h2 = (uint16_t*)malloc(n * 2);
+  CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+  XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split 6: two runs differ");
+  /* a workspace too small, or misaligned */
+  size_t bytes = 0;
+  XT_CHECK(xs_gemm_workspace_size(&bytes, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_EQ_INT((long long)bytes,
+            (long long)(XSG_SPLITK_COUNTER_BYTES + 20ll * 6 * XSG_SPLITK_TILE_BYTES));
+  void* ws = dalloc(bytes);
+  a.workspace = ws, a.workspace_bytes = bytes - 1;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+  XT_CHECK_MSG(strstr(xs_last_error(), "workspace_bytes") != NULL, "error: %s", xs_last_error());
+  a.workspace = (uint8_t*)ws + 16, a.workspace_bytes = bytes;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+  XT_CHECK_MSG(strstr(xs_last_error(), "aligned") != NULL, "error: %s", xs_last_error());
+  /* AUTO's choice and the refusals */
+  xs_gemm_tiling t;
+  xs_gemm_args q = XS_GEMM_ARGS_INITIALIZER;
+  q.M = 512, q.N = 1280, q.K = 8192, q.A = q.B = q.C = (void*)(uintptr_t)256;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.version == XS_GEMM_V14 && t.splits >= 2 && t.count * t.splits <= g_sms,
+               "QKV 512x1280x8192: AUTO v%d splits %d", (int)t.version, t.splits);
+  q.M = q.N = q.K = 8192;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V14 && t.splits == 1, "8192^3: AUTO v%d splits %d",
+               (int)t.version, t.splits);
+  q.M = 512, q.N = 1280, q.K = 8192, q.split_k = 1;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.version != XS_GEMM_V14, "split_k 1: AUTO v%d", (int)t.version);
+  q.split_k = 17;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
+  q.split_k = 13, q.M = 512, q.N = 2304; /* SiLU*mul, 4 x 9 tiles: 13 slices' sums do not fit */
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_SILU_MUL), XS_ERR_INVALID_ARG);
+  XT_CHECK_MSG(strstr(xs_last_error(), "fit") != NULL, "error: %s", xs_last_error());
+  q.N = 1280;
+  q.split_k = 3, q.version = XS_GEMM_V3;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
+  int32_t* cnt = (int32_t*)dalloc(16);
+  q.version = XS_GEMM_AUTO, q.layout = XS_GEMM_GROUPED_MASKED, q.experts = 2, q.m_counts = cnt;
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  XT_CHECK_MSG(strstr(xs_last_error(), "DENSE") != NULL, "error: %s", xs_last_error());
+  cudaFree(cnt);
+  free(h1);
+  free(h2);
+  void* bufs[] = {A, B, C1, C2, ws};
+  for (int i = 0; i < 5; i++)
+    cudaFree(bufs[i]);
+}
+
 /* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
  * flags are set): few CTAs (max_ctas 5, 8, 11) so that a small rest of tiles is left for the last
  * wave, on shapes whose last n-block is partial (the second half of a tile then has work, or lies
@@ -1172,6 +1317,7 @@ int main(void) {
   XT_RUN(test_v10_refusals);
   XT_RUN(test_v11_v13_epilogues);
   XT_RUN(test_tail_split);
+  XT_RUN(test_splitk);
   XT_RUN(test_contig_spec);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);

@@ -888,6 +888,67 @@ static void test_ready_groups(void) {
   XT_CHECK(!xsg_ready_ok(0xffffffffu, 0u)); /* one short of 0 after a wrap */
 }
 
+/* Split-K (v14): the slices cover the k-blocks once, in order, within one k-block of each other;
+ * the fix-up's shares cover the pairs once; the workspace size; AUTO's split. */
+static void test_splitk(void) {
+  for (int kb = 1; kb <= 300; kb += (kb < 40 ? 1 : 37))
+    for (int S = 1; S <= XSG_SPLITK_MAX; S++) {
+      int next = 0, lo_n = kb, hi_n = 0;
+      for (int s = 0; s < S; s++) {
+        int a, b;
+        xsg_splitk_range(kb, S, s, &a, &b);
+        XT_CHECK_MSG(a == next && b >= a, "kb %d S %d slice %d: [%d, %d) after %d", kb, S, s, a, b,
+                     next);
+        next = b;
+        lo_n = b - a < lo_n ? b - a : lo_n;
+        hi_n = b - a > hi_n ? b - a : hi_n;
+      }
+      XT_CHECK_MSG(next == kb && hi_n - lo_n <= 1, "kb %d S %d: end %d, sizes %d..%d", kb, S, next,
+                   lo_n, hi_n);
+    }
+  for (int groups = 16; groups <= 32; groups += 16)
+    for (int S = 1; S <= XSG_SPLITK_MAX; S++) {
+      int covered[32] = {0};
+      for (int s = 0; s < S; s++) {
+        int lo, hi;
+        xsg_splitk_share(groups, S, s, &lo, &hi);
+        for (int g = lo; g < hi; g++)
+          covered[g]++;
+      }
+      for (int g = 0; g < groups; g++)
+        XT_CHECK_MSG(covered[g] == 1, "groups %d S %d: group %d stored %d times", groups, S, g,
+                     covered[g]);
+      /* the fix-up's gathered sums fit the ring: every S without SiLU*mul, all but 13-15 with */
+      XT_EQ_INT(xsg_splitk_fits(S, groups == 16), groups == 32 || S < 13 || S == 16);
+    }
+  XT_EQ_INT((long long)xsg_splitk_workspace_bytes(20, 1), 0);
+  XT_EQ_INT((long long)xsg_splitk_workspace_bytes(20, 6),
+            (long long)XSG_SPLITK_COUNTER_BYTES + 20ll * 6 * 128 * 256 * 4);
+  /* AUTO on the H200's 132 SMs (session 22's measurements, sched.h): Llama-3-70B TP8 QKV at 512
+   * tokens (20 tiles, 128 k-blocks) 6 slices; at 128 tokens (5 tiles) 16; gate/up at 128 (28
+   * tiles) 4; down at 128 tokens streams 59 MB of weights: v2 was faster (no split); O at 256
+   * tokens (K = 1024): v2's one wave (no split); 68 tiles: more than half the SMs */
+  XT_EQ_INT(xsg_splitk_choose(512, 1280, 8192, 0, 132), 6);
+  XT_EQ_INT(xsg_splitk_choose(128, 1280, 8192, 0, 132), 16);
+  XT_EQ_INT(xsg_splitk_choose(128, 7168, 8192, 0, 132), 4);
+  XT_EQ_INT(xsg_splitk_choose(128, 8192, 3584, 0, 132), 1);
+  XT_EQ_INT(xsg_splitk_choose(256, 8192, 1024, 0, 132), 1);
+  XT_EQ_INT(xsg_splitk_choose(2176, 1024, 8192, 0, 132), 1);
+  XT_EQ_INT(xsg_splitk_choose(512, 1280, 512, 0, 132), 1);   /* 8 k-blocks */
+  XT_EQ_INT(xsg_splitk_choose(128, 2304, 8192, 1, 132), 12); /* SiLU*mul, 9 tiles: not 14, 13 */
+  for (int M = 1; M <= 1024; M += 127)
+    for (int n = 256; n <= 8192; n += 256)
+      for (int K = 64; K <= 16384; K += 960)
+        for (int silu = 0; silu < 2; silu++) {
+          const int S = xsg_splitk_choose(M, n, K, silu, 132);
+          const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(silu ? n / 2 : n, silu ? 128 : 256);
+          XT_CHECK_MSG(S == 1 ||
+                           (S <= XSG_SPLITK_MAX && tiles * S <= 132 &&
+                            xsg_cdiv(K, 64) / S >= XSG_SPLITK_MIN_KB && xsg_splitk_fits(S, silu)),
+                       "M %d n %d K %d silu %d: S %d", M, n, K, silu, S);
+        }
+}
+
 int main(void) {
   XT_RUN(test_orders_are_permutations);
   XT_RUN(test_raster_locality);
@@ -912,5 +973,6 @@ int main(void) {
   XT_RUN(test_contig_guess);
   XT_RUN(test_cdiv);
   XT_RUN(test_ready_groups);
+  XT_RUN(test_splitk);
   return XT_END();
 }

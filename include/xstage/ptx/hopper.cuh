@@ -125,6 +125,16 @@ XS_DEV void xs_tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int
                : "memory");
 }
 
+/* cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes: copy `bytes` (a multiple of
+ * 16; dst and src 16-byte aligned) from global memory to shared memory without a tensor map;
+ * completion is signalled on `bar` as transaction bytes. One thread issues. */
+XS_DEV void xs_bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];" ::"r"(xs_smem_u32(dst)),
+               "l"(src), "r"(bytes), "r"(xs_smem_u32(bar))
+               : "memory");
+}
+
 /* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: the same
  * with a third coordinate (c2: batch / expert). */
 XS_DEV void xs_tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0, int32_t c1,

@@ -441,6 +441,30 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
     if (v == 1 && v1_alone) v1_row = r, v1_run = run;
     if (fns.size() > before) plain_at[v] = (int)before;
   }
+  {
+    /* v14 (split-K) where it can split: S = 2, 4, 8 and the most that fits (tiles x S <= SMs),
+     * each S once (session 22). */
+    int sms = 0, dev = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    xs_gemm_args av = a;
+    av.version = XS_GEMM_V14;
+    xs_gemm_tiling t14;
+    if (xs_gemm_tiles(&t14, &av, XS_GEMM_ACT_NONE) == XS_OK && t14.count >= 1) {
+      const int most = sms / t14.count < 16 ? sms / t14.count : 16;
+      const int tries[4] = {2, 4, 8, most};
+      for (int i = 0; i < 4; i++) {
+        const int S = tries[i];
+        if (S < 2 || S > most || (i == 3 && (S == 2 || S == 4 || S == 8))) continue;
+        av.split_k = S;
+        char vname[40];
+        snprintf(vname, sizeof vname, "v14 split-K %d", S);
+        std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
+        check(b, vname, run, C, ref, st, M, N, &fns);
+      }
+    }
+    xsi_clear_error();
+  }
   a.version = XS_GEMM_AUTO;
   std::function<xs_result()> auto_run;
   xsg_bench_row* auto_row;

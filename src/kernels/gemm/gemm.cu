@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include <mutex>
+
 #include "core/internal.h"
 #include "kernels/gemm/gemm_internal.h"
 
@@ -60,7 +62,7 @@ void tile_shape(xs_gemm_version v, int silu, int rows, int v7_width, int* tm, in
   int bn = v == XS_GEMM_V1   ? 64
            : v == XS_GEMM_V2 ? 128
            : v == XS_GEMM_V3 || v == XS_GEMM_V8 || v == XS_GEMM_V10 || v == XS_GEMM_V11 ||
-                   v == XS_GEMM_V12 || v == XS_GEMM_V13
+                   v == XS_GEMM_V12 || v == XS_GEMM_V13 || v == XS_GEMM_V14
                ? 256
            : v == XS_GEMM_V4 ? 224
            : v == XS_GEMM_V5 ? 192
@@ -87,6 +89,7 @@ void fill_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, xs_gemm_ver
   t->m_blocks = xsg_cdiv(a->M, t->tile_m);
   t->n_blocks = xsg_cdiv(n_out, t->tile_n);
   t->count = t->groups * t->m_blocks * t->n_blocks;
+  t->splits = 1;
 }
 
 /* The MASKED counts on the host, or NULL (not given, another layout, or args from a caller
@@ -105,6 +108,20 @@ const xs_gemm_ready* args_ready(const xs_gemm_args* a) {
   return &a->ready;
 }
 
+/* The split-K fields (xs_gemm_args.split_k, workspace, workspace_bytes): zeros for callers whose
+ * args end before them. */
+int args_split_k(const xs_gemm_args* a) {
+  return a->size < offsetof(xs_gemm_args, split_k) + sizeof(a->split_k) ? 0 : a->split_k;
+}
+void* args_workspace(const xs_gemm_args* a, size_t* bytes) {
+  if (a->size < offsetof(xs_gemm_args, workspace_bytes) + sizeof(a->workspace_bytes)) {
+    *bytes = 0;
+    return NULL;
+  }
+  *bytes = a->workspace_bytes;
+  return a->workspace;
+}
+
 /* What runs around the GEMM (xs_gemm_context): ALONE for callers whose args end before it. */
 xs_gemm_context args_context(const xs_gemm_args* a) {
   if (a->size < offsetof(xs_gemm_args, context) + sizeof(a->context)) return XS_GEMM_CONTEXT_ALONE;
@@ -119,7 +136,7 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           offsetof(xs_gemm_args, m_counts_host));
   XSI_ARG(a->layout >= XS_GEMM_DENSE && a->layout <= XS_GEMM_GROUPED_MASKED,
           "gemm: unknown layout %d", (int)a->layout);
-  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V13, "gemm: unknown version %d",
+  XSI_ARG(a->version >= XS_GEMM_AUTO && a->version <= XS_GEMM_V14, "gemm: unknown version %d",
           (int)a->version);
   XSI_ARG(a->M >= 0 && a->N >= 1 && a->K >= 1, "gemm: need M >= 0, N >= 1, K >= 1 (got %d, %d, %d)",
           a->M, a->N, a->K);
@@ -146,6 +163,13 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           "gemm: more than 2^31 rows");
   XSI_ARG(args_context(a) == XS_GEMM_CONTEXT_ALONE || args_context(a) == XS_GEMM_CONTEXT_LAYER,
           "gemm: unknown context %d", (int)args_context(a));
+  XSI_ARG(args_split_k(a) >= 0 && args_split_k(a) <= XSG_SPLITK_MAX,
+          "gemm: split_k %d not in 0..%d", args_split_k(a), XSG_SPLITK_MAX);
+  XSI_ARG(args_split_k(a) < 2 || a->version == XS_GEMM_AUTO || a->version == XS_GEMM_V14,
+          "gemm: split_k %d needs version AUTO or v14 (got v%d)", args_split_k(a), (int)a->version);
+  size_t ws_bytes = 0;
+  const void* ws = args_workspace(a, &ws_bytes);
+  XSI_ARG(!ws || ((uintptr_t)ws & 255) == 0, "gemm: workspace must be 256-byte aligned");
   if (const xs_gemm_ready* r = args_ready(a)) {
     XSI_ARG(r->rows >= 1 && r->span >= 1, "gemm: ready.rows (%d) and ready.span (%d) must be >= 1",
             r->rows, r->span);
@@ -179,13 +203,35 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   const int ready = args_ready(a) != NULL;
   if (!why && ready && a->version != XS_GEMM_AUTO && a->version != XS_GEMM_V3)
     why = "input readiness (args.ready) runs on v1 and v3 only";
+  const int split_k = args_split_k(a);
+  if (!why && (a->version == XS_GEMM_V14 || split_k >= 2) && a->layout != XS_GEMM_DENSE)
+    why = "split-K (v14, split_k >= 2) runs DENSE problems only";
+  if (!why && split_k >= 2 && ready) why = "split-K (split_k >= 2) has no input readiness";
+  /* v14's split: the caller's, or the rule (sched.h xsg_splitk_choose) on v3's tiles. */
+  const int sk_auto = xsg_splitk_choose(a->M, a->N, a->K, silu, dev.sms);
+  if (!why && split_k >= 2 && !xsg_splitk_fits(split_k, silu))
+    return xsi_set_error(
+        XS_ERR_INVALID_ARG,
+        "gemm: split_k %d with SiLU*mul: the fix-up's sums do not fit in shared "
+        "memory (13, 14 and 15 do not; xs_gemm_tiling.splits says what AUTO takes)",
+        split_k);
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
+    if (a->version == XS_GEMM_V14) t->splits = split_k ? split_k : sk_auto;
     return XS_OK;
   }
   if (why) {
+    if (split_k >= 2) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm split_k %d: %s", split_k, why);
     fill_tiling(t, a, silu, XS_GEMM_V1);
+    return XS_OK;
+  }
+  /* AUTO, split-K (session 22): a dense problem of few tiles with a long K runs v14 when the
+   * rule splits it (or the caller asks for a split); not with input readiness (v3's waits). */
+  if (a->layout == XS_GEMM_DENSE && !ready &&
+      (split_k >= 2 || (split_k == 0 && a->M > 64 && sk_auto >= 2))) {
+    fill_tiling(t, a, silu, XS_GEMM_V14, dev.sms);
+    t->splits = split_k >= 2 ? split_k : sk_auto;
     return XS_OK;
   }
   /* AUTO, few rows per group (tuning round 5, not yet measured): v7 when every group has at
@@ -274,6 +320,54 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * 0.3-0.4 % ahead of v3 at E=64 T=512 in the bench (run 62). */
   /* ... except where v3 is forced (above). */
   if (t->version == XS_GEMM_V3 && !silu && !force_v3) t->version = XS_GEMM_V11;
+  return XS_OK;
+}
+
+/* The library's split-K workspaces (xs_gemm_args.workspace NULL): one per device and stream,
+ * sized for the most units a launch may have (one per SM), allocated stream-ordered and zeroed
+ * on first use, never freed (a few tens of MB per stream). */
+struct ws_entry {
+  int dev;
+  cudaStream_t stream;
+  void* ptr;
+};
+ws_entry g_ws[32];
+int g_ws_n = 0;
+std::mutex g_ws_mu;
+
+/* The library's workspace for `stream` on the current device with at least `need` bytes, or
+ * NULL in *out when there is none and none may be made now (the stream is being captured, or
+ * the table is full). */
+xs_result library_workspace(void** out, cudaStream_t stream, size_t need, int sms) {
+  *out = NULL;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess)
+    return xsi_set_error(XS_ERR_CUDA, "gemm: cudaGetDevice: %s",
+                         cudaGetErrorString(cudaGetLastError()));
+  /* sized for `sms` units (sched.h xsg_splitk_workspace_bytes) */
+  const size_t full = (size_t)XSG_SPLITK_COUNTER_BYTES + (size_t)sms * XSG_SPLITK_TILE_BYTES;
+  if (need > full) return XS_OK; /* (cannot happen: units <= SMs) */
+  std::lock_guard<std::mutex> lock(g_ws_mu);
+  for (int i = 0; i < g_ws_n; i++)
+    if (g_ws[i].dev == dev && g_ws[i].stream == stream) {
+      *out = g_ws[i].ptr;
+      return XS_OK;
+    }
+  cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &cap) != cudaSuccess) {
+    cudaGetLastError();
+    return XS_OK;
+  }
+  if (cap != cudaStreamCaptureStatusNone || g_ws_n == (int)(sizeof g_ws / sizeof g_ws[0]))
+    return XS_OK;
+  void* p = NULL;
+  cudaError_t e = cudaMallocAsync(&p, full, stream);
+  if (e == cudaSuccess) e = cudaMemsetAsync(p, 0, full, stream);
+  if (e != cudaSuccess)
+    return xsi_set_error(XS_ERR_CUDA, "gemm: split-K workspace (%zu bytes): %s", full,
+                         cudaGetErrorString(e));
+  g_ws[g_ws_n++] = {dev, stream, p};
+  *out = p;
   return XS_OK;
 }
 
@@ -372,6 +466,15 @@ extern "C" xs_result xs_gemm_tiles(xs_gemm_tiling* out, const xs_gemm_args* args
   e.dst_map = (const xs_gemm_tile_dst*)16;
   XSI_CHECK(resolve(out, args, &e));
   xsi_clear_error();
+  return XS_OK;
+}
+
+extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args,
+                                            xs_gemm_act act) {
+  XSI_ARG(bytes != NULL, "gemm: bytes is NULL");
+  xs_gemm_tiling t = {};
+  XSI_CHECK(xs_gemm_tiles(&t, args, act));
+  *bytes = t.version == XS_GEMM_V14 ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits) : 0;
   return XS_OK;
 }
 
@@ -489,7 +592,50 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   cudaError_t err;
   const int64_t rows = a->M, batch_a = a->layout == XS_GEMM_GROUPED_MASKED ? a->experts : 1;
   const int64_t batch_b = a->layout == XS_GEMM_DENSE ? 1 : a->experts;
-  if (t.version == XS_GEMM_V1) {
+  if (t.version == XS_GEMM_V14) {
+    /* Split-K: one unit (position, slice) per CTA, all resident at once (the fix-up's barrier
+     * waits for a tile's other units), so S x positions <= min(SMs, max_ctas). AUTO's split
+     * shrinks to fit (a list of fewer tiles, a smaller max_ctas); the caller's S must fit. */
+    const int cap = sched.max_ctas && sched.max_ctas < dev.sms ? sched.max_ctas : dev.sms;
+    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk};
+    const int explicit_s = args_split_k(a) >= 2;
+    if (sk.splits > 1 && (int64_t)p.positions * sk.splits > cap) {
+      if (explicit_s)
+        return xsi_set_error(XS_ERR_INVALID_ARG,
+                             "gemm v14: split_k %d x %d tiles = %lld CTAs > %d (the SMs or "
+                             "max_ctas: every unit must be resident at once)",
+                             sk.splits, p.positions, (long long)p.positions * sk.splits, cap);
+      sk.splits = cap / p.positions > 1 ? cap / p.positions : 1;
+    }
+    if (sk.splits > 1) {
+      const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
+      size_t have = 0;
+      void* ws = args_workspace(a, &have);
+      if (ws) {
+        if (have < need)
+          return xsi_set_error(XS_ERR_INVALID_ARG,
+                               "gemm v14: workspace_bytes %zu < %zu (xs_gemm_workspace_size)", have,
+                               need);
+      } else {
+        XSI_CHECK(library_workspace(&ws, s, need, dev.sms));
+        if (!ws && explicit_s)
+          return xsi_set_error(XS_ERR_UNSUPPORTED,
+                               "gemm v14: split_k %d needs a workspace: none is given and the "
+                               "library makes none while the stream is being captured",
+                               sk.splits);
+        if (!ws) sk.splits = 1;
+      }
+      if (sk.splits > 1) {
+        sk.counters = (uint32_t*)ws;
+        sk.partial = (uint8_t*)ws + XSG_SPLITK_COUNTER_BYTES;
+      }
+    }
+    ctas = sk.splits > 1 ? p.positions * sk.splits : (p.positions < cap ? p.positions : cap);
+    CUtensorMap ma, mb;
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, 128, "A"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, 128, "B"));
+    err = xsg_launch_splitk(&p, &sk, &ma, &mb, ctas, s);
+  } else if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
   } else if (t.version == XS_GEMM_V8) {
     /* v3's maps: A {64, 128}, B halves {64, 128} (each CTA of a cluster loads one for both), C
@@ -559,13 +705,13 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_preload(void) {
   device_info dev;
   XSI_CHECK(query_device(&dev));
   cudaError_t (*const load[])(void) = {xsg_preload_v1, xsg_preload_hopper, xsg_preload_v7,
-                                       xsg_preload_v8, xsg_preload_v10};
+                                       xsg_preload_v8, xsg_preload_v10,    xsg_preload_splitk};
   for (int i = 0; i < (int)(sizeof load / sizeof load[0]); i++) {
     const cudaError_t e = load[i](); /* (sm_90a code: fails on another GPU, with v1's kernel) */
     if (e != cudaSuccess)

@@ -110,6 +110,9 @@ typedef struct xsg_probe_t {
                    at all); 0: the library's */
   int tail;     /* v3 / v11's tail split: 0 the library's choice, 1 never */
   int first;    /* each CTA's first tile from the host (xsg_first): 0 the library's, 1 never */
+  int splitk;   /* v14 with S > 1 (wrong output, time only): 1 the multiply alone (no fix-up,
+                   nothing stored), 2 the multiply, the sums' stores and the barrier (no
+                   gather, no output); 0 the library's kernel */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -205,6 +208,15 @@ static cudaError_t xsg_launch(void (*kernel)(Params...), const xsg_params& p, in
 }
 #endif
 
+/* v14's split of K (gemm_splitk.cu), a launch parameter of its kernel. */
+typedef struct xsg_splitk {
+  int splits;         /* S >= 1; with S > 1 the host launches one CTA per unit (<= SMs) */
+  uint32_t* counters; /* S > 1: 4 words per tile position (arrivals, generation, stores done,
+                         spare), zero before the first launch and after every launch */
+  void* partial;      /* S > 1: XSG_SPLITK_TILE_BYTES per unit, 16-byte aligned */
+  int probe;          /* xsg_probe.splitk (0: the library's kernel) */
+} xsg_splitk;
+
 /* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already
  * clamped). */
 cudaError_t xsg_launch_v1(const xsg_params* p, int ctas, cudaStream_t stream);
@@ -224,6 +236,7 @@ cudaError_t xsg_preload_hopper(void);
 cudaError_t xsg_preload_v7(void);
 cudaError_t xsg_preload_v8(void);
 cudaError_t xsg_preload_v10(void);
+cudaError_t xsg_preload_splitk(void);
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
 /* v7 and v9 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 (v7) or 128 (v9) tokens
@@ -249,5 +262,12 @@ cudaError_t xsg_v8_max_clusters(int* clusters);
  * another tile_m. */
 cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                            const CUtensorMap* map_c, int ctas, cudaStream_t stream);
+
+/* v14 (gemm_splitk.cu): DENSE, p->tile_m = 128, p->tile_n = 256 (128 with SiLU*mul), K split
+ * over sk->splits CTAs per tile. The maps: v3's A box {64, 128, 1} and B box {64, 128, 1}; no C
+ * map (stores from registers). ctas: p->positions * sk->splits when splits > 1 (every unit
+ * resident at once: the fix-up's barrier waits for the tile's other units). */
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* map_a,
+                              const CUtensorMap* map_b, int ctas, cudaStream_t stream);
 
 #endif

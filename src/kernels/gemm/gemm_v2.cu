@@ -343,69 +343,13 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
                         threadIdx.x == 128);
 }
 
-/* v12's epilogue: straight from the accumulators to global memory, no staging, no barrier (but
- * the flag's). Per pair of 8-column groups (i, i + 1) the four lanes of a quad (lane = 4g + q) hold
- * 4 x 4 words: word c of lane q is columns 8i' + 2q, +1 of row r_c (c = 0: row g, group i; 1: row
- * g + 8, group i; 2: row g, group i + 1; 3: row g + 8, group i + 1). A 4 x 4 transpose inside the
- * quad (two shuffle rounds, xor 2 then xor 1) gives lane q chunk c = q: the 8 columns of one row
- * and group in order, stored as one 16-byte store (a warp's 32 stores cover 16 rows x 32 bytes:
- * whole sectors). SiLU*mul: the words are silu(gate) * up of output group i < BN/16. Rows past
- * row_end and groups past n_out are not stored (n_out % 8 == 0 for the Hopper versions). */
+/* v12's epilogue: the whole tile straight from the accumulators (hopper_common.cuh
+ * xsg_store_direct), then the tile's flag. */
 template <int BN>
 __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half, int tid, int silu,
                                                   const tile_done& td, const float (&d)[BN / 2]) {
-  const int warp = tid / 32, lane = tid % 32, q = lane & 3;
-  const int b0 = q & 1, b1 = q >> 1;
-  const int out_cols = silu ? BN / 2 : BN;
-  /* This lane's chunk: row g (b0 = 0) or g + 8 (b0 = 1) of its warp's 16, group i + b1. */
-  const int row = td.row0 + 64 * half + 16 * warp + (lane >> 2) + 8 * b0;
-  const int col0 = td.nb * out_cols + 8 * b1; /* + 8i per pair */
-  uint16_t* base;                             /* this lane's first chunk; + 8i for pair i */
-  if (p.epi.store == XS_GEMM_STORE_MAP) {
-    const int r = row - td.row0; /* tile-relative */
-    base = (uint16_t*)td.dst.base + (int64_t)r * td.dst.ld + 8 * b1;
-  } else {
-    const int64_t batch_row = p.layout == XS_GEMM_GROUPED_MASKED ? (int64_t)td.expert * p.M : 0;
-    base = p.C + (batch_row + row) * p.n_out + col0;
-  }
-  const int rows_ok = row < td.row_end; /* row_end <= M on every layout */
-  const int cols_left = p.n_out - col0; /* columns from this lane's first chunk on */
-  auto pair = [&](int i, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3) {
-    /* stage 1 (xor 2): keep columns {2 b1, 2 b1 + 1} of the 4 chunks, from this lane and q ^ 2 */
-    const uint32_t s0 = b1 ? w0 : w2, s1 = b1 ? w1 : w3;
-    const uint32_t o0 = b1 ? w2 : w0, o1 = b1 ? w3 : w1;
-    const uint32_t p0 = __shfl_xor_sync(0xffffffffu, s0, 2);
-    const uint32_t p1 = __shfl_xor_sync(0xffffffffu, s1, 2);
-    /* stage 2 (xor 1): keep chunk q from lanes q and q ^ 2, get it from q ^ 1 and q ^ 3 */
-    const uint32_t t0 = b0 ? o0 : o1, t1 = b0 ? p0 : p1;
-    const uint32_t k0 = b0 ? o1 : o0, k1 = b0 ? p1 : p0;
-    const uint32_t r0 = __shfl_xor_sync(0xffffffffu, t0, 1);
-    const uint32_t r1 = __shfl_xor_sync(0xffffffffu, t1, 1);
-    /* word from lane q' goes to position q': val[x] (x = q' ^ q) = k0, r0, k1, r1 */
-    const uint32_t a0 = b0 ? r0 : k0, a1 = b0 ? k0 : r0, a2 = b0 ? r1 : k1, a3 = b0 ? k1 : r1;
-    uint4 v;
-    v.x = b1 ? a2 : a0;
-    v.y = b1 ? a3 : a1;
-    v.z = b1 ? a0 : a2;
-    v.w = b1 ? a1 : a3;
-    if (rows_ok && 16 * (i / 2) < cols_left) *(uint4*)(base + 8 * i) = v;
-  };
-  if (silu) {
-#pragma unroll
-    for (int i = 0; i < BN / 16; i += 2) {
-      const int j = i + BN / 16; /* gate column pair i <-> up pair i + BN/16 */
-      uint32_t w0, w1, w2, w3;
-      xsg_silu_mul4_bf16(&d[4 * i], &d[4 * j], w0, w1);
-      xsg_silu_mul4_bf16(&d[4 * i + 4], &d[4 * j + 4], w2, w3);
-      pair(i, w0, w1, w2, w3);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < BN / 8; i += 2)
-      pair(i, xsg_pack_bf16x2(d[4 * i], d[4 * i + 1]), xsg_pack_bf16x2(d[4 * i + 2], d[4 * i + 3]),
-           xsg_pack_bf16x2(d[4 * i + 4], d[4 * i + 5]),
-           xsg_pack_bf16x2(d[4 * i + 6], d[4 * i + 7]));
-  }
+  xsg_store_direct<BN>(p, half, tid, silu, td.row0, td.row_end, td.expert, td.nb, td.dst, d, 0,
+                       silu ? BN / 32 : BN / 16);
   if (p.epi.tile_flags) /* both halves stored: one thread publishes the tile */
     xsg_raise_tile_flag(&p.epi.tile_flags[td.index], 0, tid, 3, 256, threadIdx.x == 128);
 }

@@ -542,4 +542,79 @@ XSG_HD int xsg_ready_ok(uint32_t flag, uint32_t expect) {
   return (int32_t)(flag - expect) >= 0;
 }
 
+/* ---- split-K (v14, gemm_splitk.cu) ----
+ * Slice s of S takes k-blocks [*kb0, *kb1) = [s KB / S, (s + 1) KB / S): the slices cover the
+ * k-blocks once, in order, and differ by at most one k-block. */
+XSG_HD void xsg_splitk_range(int k_blocks, int S, int s, int* kb0, int* kb1) {
+  /* NOTE: 32-bit (k_blocks < 2^25 and S <= 16 here): a 64-bit division is a call in device code,
+   * and the call made ptxas spill 140 bytes in v14's kernel. */
+  *kb0 = k_blocks * s / S;
+  *kb1 = k_blocks * (s + 1) / S;
+}
+
+/* The output share of slice s in the fix-up: 8-column output groups [*lo, *hi) of the tile's
+ * `groups` (32 for a 256-column tile, 16 with SiLU*mul), cut like the k-blocks. With S > groups
+ * some slices get none. */
+XSG_HD void xsg_splitk_share(int groups, int S, int s, int* lo, int* hi) {
+  xsg_splitk_range(groups, S, s, lo, hi);
+}
+
+/* Whether S slices' fix-up fits in shared memory: a CTA gathers its share of every slice's sums
+ * (ceil(groups / S) output groups x 4 KiB of fp32 per consumer warpgroup pair, twice with
+ * SiLU*mul: gate and up) into the 192 KiB of the ring. Every S <= 16 fits without SiLU*mul; with
+ * it S = 13, 14, 15 do not. */
+#define XSG_SPLITK_SUMS_BYTES (4 * 48 * 1024)
+XSG_HD int xsg_splitk_fits(int S, int silu) {
+  const int groups = silu ? 16 : 32;
+  return S >= 1 &&
+         (int64_t)S * (silu ? 2 : 1) * xsg_cdiv(groups, S) * 4096 <= XSG_SPLITK_SUMS_BYTES;
+}
+
+/* Split-K's workspace: a fixed block of counters (16 bytes per tile position, for up to 1024
+ * positions: a split launch has at most one unit per SM), then a 128 x 256 tile of fp32 sums
+ * (128 KiB) per unit (position x slice). Fixed, so that launches of other shapes on the same
+ * workspace find their counters zero (each launch zeroes its own again). 0 for S = 1. */
+#define XSG_SPLITK_TILE_BYTES (128 * 256 * 4)
+#define XSG_SPLITK_MAX_POSITIONS 1024
+#define XSG_SPLITK_COUNTER_BYTES (16 * XSG_SPLITK_MAX_POSITIONS)
+XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
+  if (S <= 1) return 0;
+  return XSG_SPLITK_COUNTER_BYTES + (int64_t)positions * S * XSG_SPLITK_TILE_BYTES;
+}
+
+/* AUTO's split of K for a dense M x N x K problem (N: rows of B, 2I with SiLU*mul) on `sms` SMs,
+ * or 1 (none). v14's tiles are 128 x 256 (128 output columns with SiLU*mul); a split runs one
+ * unit per SM, so S <= sms / tiles, and S must fit (xsg_splitk_fits); a slice keeps at least
+ * XSG_SPLITK_MIN_KB k-blocks. The largest such S is taken when its predicted time beats the
+ * unsplit kernels' (v3, and v2 with twice the tiles at 0.56 of v3's time per k-block), each the
+ * slower of its busiest CTA's k-blocks at XSG_SPLITK_KB_NS and streaming A and B from HBM at
+ * XSG_SPLITK_HBM_BPNS bytes per ns; the split adds its fix-up, XSG_SPLITK_FIXUP_NS.
+ * Measured on the H200 (session 22, bench_gemm_chain --splitk, back to back): a k-block of v3's
+ * tile 0.61-0.64 us; the fix-up (whole kernel minus the multiply alone) 7-11 us; 128 x 8192 x
+ * 3584 streams its 59 MB of weights at ~4 TB/s whatever the split (v2 28.0 us, v14 S = 4 31.6). */
+#define XSG_SPLITK_MIN_KB 4
+#define XSG_SPLITK_MAX 16
+#define XSG_SPLITK_KB_NS 640
+#define XSG_SPLITK_HBM_BPNS 4000
+#define XSG_SPLITK_FIXUP_NS 10000
+XSG_HD int xsg_splitk_choose(int M, int N, int K, int silu, int sms) {
+  const int n_out = silu ? N / 2 : N, m_blocks = xsg_cdiv(M, 128), k_blocks = xsg_cdiv(K, 64);
+  const int tiles = m_blocks * xsg_cdiv(n_out, silu ? 128 : 256);
+  if (tiles < 1 || sms < 2 || 2 * tiles > sms) return 1;
+  int S = sms / tiles;
+  if (S > XSG_SPLITK_MAX) S = XSG_SPLITK_MAX;
+  if (S > k_blocks / XSG_SPLITK_MIN_KB) S = k_blocks / XSG_SPLITK_MIN_KB;
+  while (S >= 2 && !xsg_splitk_fits(S, silu))
+    S--;
+  if (S < 2) return 1;
+  const int64_t mem = ((int64_t)M + N) * K * 2 / XSG_SPLITK_HBM_BPNS;
+  const int tiles2 = m_blocks * xsg_cdiv(n_out, silu ? 64 : 128);
+  int64_t v3 = (int64_t)xsg_cdiv(tiles, sms) * k_blocks * XSG_SPLITK_KB_NS;
+  int64_t v2 = (int64_t)xsg_cdiv(tiles2, sms) * k_blocks * XSG_SPLITK_KB_NS * 56 / 100;
+  int64_t split = (int64_t)xsg_cdiv(k_blocks, S) * XSG_SPLITK_KB_NS;
+  v3 = v3 > mem ? v3 : mem;
+  v2 = v2 > mem ? v2 : mem;
+  split = (split > mem ? split : mem) + XSG_SPLITK_FIXUP_NS;
+  return split < (v2 < v3 ? v2 : v3) ? S : 1;
+}
 #endif

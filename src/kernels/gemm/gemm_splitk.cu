@@ -1,0 +1,289 @@
+/* gemm_splitk.cu — v14: v3's 128 x 256 tile with K split over several CTAs (split-K), for dense
+ * problems with fewer tiles than SMs (a tensor-parallel layer's projections at small batches:
+ * Llama-3-70B TP8 QKV at 512 tokens is 20 tiles of 128 x 256 on 132 SMs, K = 8192).
+ *
+ * Units: tile position P of the schedule (the raster order or the caller's list) and slice s < S
+ * make unit u = P * S + s, computed by CTA u (grid = units, or fewer with S = 1: then each CTA
+ * takes units blockIdx.x, + gridDim.x, ...). Slice s multiplies k-blocks [s KB / S, (s + 1) KB / S)
+ * (sched.h xsg_splitk_range).
+ *
+ * Per CTA (384 threads, v3's roles): warpgroup 0's thread 0 streams the slice's A and B k-blocks
+ * with TMA into a 4-slot ring (v3's boxes: A 128 rows, B two halves of 128 rows, or with SiLU*mul
+ * the gate rows and the matching up rows); consumer warpgroups 1, 2 each own 64 rows of the tile
+ * and multiply with wgmma m64n256k16 into 128 fp32 registers per thread (hopper_common.cuh
+ * xsg_k_loop). Then, with S > 1, the fix-up:
+ *   1. every CTA of the tile stores its fp32 sums to the workspace, in the accumulators' own
+ *      order (slot u, float4 j of consumer thread t at ((u * 32 + j) * 256 + t) * 16 bytes: each
+ *      warp's store is 512 contiguous bytes, no shuffles, no shared memory);
+ *   2. the tile's S CTAs meet at a barrier in the workspace (an arrival count, reset by the last
+ *      arrival, which then bumps a generation word the others wait on; bounded, traps after 4 s):
+ *      all S units of a tile are co-resident, as the host launches at most one unit per SM;
+ *   3. CTA s gathers its share of the tile (output groups [g0, g1) of 8 columns, sched.h
+ *      xsg_splitk_share) from every slice's sums into its ring with bulk copies (S copies of
+ *      (g1 - g0) x 4 KiB, twice with SiLU*mul: gate and up), sums them in slice order 0..S-1
+ *      (deterministic: the same bits every run), and stores that share of the output from
+ *      registers (4-byte stores of bf16 pairs into C or the tile's map entry);
+ *   4. with tile flags, the tile's S CTAs count their stores done (a second word); the last
+ *      raises the tile's flag at system scope after everything is stored.
+ * The counters go back to zero at every launch's end, so the workspace needs zeroing once only,
+ * and a captured graph replays with the same arguments. Each CTA writes and reads about 128 KiB
+ * of fp32 through L2; its share of the epilogue is 1/S of a tile.
+ * NOTE (session 22, call A): the first fix-up summed the share from global memory into the
+ * accumulator registers, one slice after another (ld.global.cg per float4): latency-bound, about
+ * 12 us per launch whatever S, which made v14 lose to v2 wherever K was short. The bulk copies
+ * bring every slice's share at once.
+ * With S = 1 nothing of this runs (no workspace): v3's multiply with the direct epilogue.
+ */
+#include <cuda_bf16.h>
+
+#include "kernels/gemm/gemm_internal.h"
+#include "kernels/gemm/hopper_common.cuh"
+#include "xstage/ptx.cuh"
+
+namespace {
+
+struct sk_cfg {
+  static constexpr int BM = 128, BN = 256, BK = 64;
+  static constexpr int THREADS = 384;
+  static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224; /* v3's split (gemm_v2.cu) */
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
+  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES; /* 48 KiB */
+  static constexpr int STAGES = 4;
+  static constexpr int SMEM = 1024 + STAGES * STAGE_BYTES + (2 * STAGES + 1) * 8;
+  static_assert(STAGES * STAGE_BYTES == XSG_SPLITK_SUMS_BYTES, "the fix-up's sums fill the ring");
+  static constexpr int GROUPS = BN / 8; /* float4 groups of sums per consumer thread */
+  static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
+};
+
+/* The bounded wait of the fix-up barrier: until *gen differs from g (acquire, GPU scope). */
+__device__ __forceinline__ void sk_wait_gen(const uint32_t* gen, uint32_t g) {
+  if (xs_ld_acquire_gpu_u32(gen) != g) return;
+  const uint64_t t0 = xs_globaltimer();
+  for (uint32_t n = 1; xs_ld_acquire_gpu_u32(gen) == g; n++) {
+    if ((n & 255) == 0) {
+      if (xs_globaltimer() - t0 > 4000000000ull) __trap();
+      xs_nanosleep(32);
+    }
+  }
+}
+
+__global__ void __launch_bounds__(sk_cfg::THREADS, 1)
+    gemm_kernel_splitk(const __grid_constant__ CUtensorMap map_a,
+                       const __grid_constant__ CUtensorMap map_b,
+                       const __grid_constant__ xsg_params p,
+                       const __grid_constant__ xsg_splitk sk) {
+  using cfg = sk_cfg;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* ring = xsg_smem_align1024(smem_raw);
+  uint64_t* full = (uint64_t*)(ring + cfg::STAGES * cfg::STAGE_BYTES);
+  uint64_t* empty = full + cfg::STAGES;
+  uint64_t* fix = empty + cfg::STAGES; /* the fix-up's bulk copies (count 1: thread 128) */
+  const int wg = threadIdx.x / 128;
+  const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
+  const int k_blocks = xsg_cdiv(p.K, cfg::BK);
+  const int S = sk.splits;
+  const int units = p.positions * S;
+
+  if (threadIdx.x == 0) {
+    xs_tma_prefetch_map(&map_a);
+    xs_tma_prefetch_map(&map_b);
+    for (int s = 0; s < cfg::STAGES; s++) {
+      xs_mbar_init(&full[s], 1);
+      xs_mbar_init(&empty[s], 8); /* lane 0 of each consumer warp */
+    }
+    xs_mbar_init(fix, 1);
+    xs_fence_mbar_init();
+  }
+  xsg_griddep_enter();
+  __syncthreads();
+
+  if (wg == 0) {
+    /* ================= producer ================= */
+    xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
+    if (threadIdx.x != 0) return;
+    int s = 0;
+    uint32_t phase = 0;
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+      const int pos = u / S, slice = u - pos * S;
+      const xsg_tile t = xsg_tile_decode(&p.grid, xsg_position_tile(&p, pos));
+      int kb0, kb1;
+      xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
+      const int b_row0 = silu ? t.nb * (cfg::BN / 2) : t.nb * cfg::BN;
+      const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BN / 2;
+      for (int kb = kb0; kb < kb1; kb++) {
+        xsg_wait_timed(&empty[s], phase ^ 1);
+        uint8_t* sa = ring + s * cfg::STAGE_BYTES;
+        /* expect the full boxes (TMA counts zero-filled bytes too); a second B half wholly past
+         * N is not loaded (its stale rows only feed columns >= N, never stored) */
+        xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
+                                                        : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
+        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
+        xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
+        if (b_row1 < p.N)
+          xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
+                         b_row1, 0);
+        if (++s == cfg::STAGES) {
+          s = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    xsg_drain_ring(empty, cfg::STAGES, s, phase);
+    return;
+  }
+
+  /* ================= consumers ================= */
+  xs_setmaxnreg_inc<cfg::CONSUMER_REGS>();
+  const int half = wg - 1, tid = threadIdx.x - 128 * wg, lane = tid % 32;
+  const int ct = threadIdx.x - 128; /* 0..255: this thread's slot in a unit's sums */
+  int s = 0;
+  uint32_t phase = 0;
+  float d[cfg::BN / 2];
+  uint32_t fix_phase = 0;
+  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+    const int pos = u / S, slice = u - pos * S;
+    const int index = xsg_position_tile(&p, pos);
+    const xsg_tile t = xsg_tile_decode(&p.grid, index);
+    int kb0, kb1;
+    xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
+    xs_gemm_tile_dst dst = {nullptr, 0};
+    if (p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[index];
+#pragma unroll
+    for (int i = 0; i < cfg::BN / 2; i++)
+      d[i] = 0.0f; /* a slice with no k-blocks (S > k-blocks) adds zeros */
+    if (kb1 > kb0) {
+      xs_mbar_wait(&full[s], phase);
+      const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
+          ring, half, lane, kb1 - kb0, full, empty, s, phase,
+          [&](uint64_t da, uint64_t db, int acc) { xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc); },
+          [](int) {}, [](uint64_t* bar) { xs_mbar_arrive(bar); });
+      xs_wgmma_fence_regs(d);
+      if (lane == 0) xs_mbar_arrive(&empty[last]);
+    }
+    const int row0 = t.mb * cfg::BM;
+    if (S > 1 && sk.probe == 1) { /* probe: the multiply alone (keeps d alive, never true) */
+      if (p.K < 0) p.C[ct] = (uint16_t)__float_as_uint(d[0] + d[127]);
+      continue;
+    }
+    if (S > 1) {
+      /* 1. this slice's sums, in the accumulators' order */
+      float4* const part = (float4*)sk.partial;
+#pragma unroll
+      for (int j = 0; j < cfg::GROUPS; j++)
+        part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] =
+            make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+      /* This CTA's share: output groups [g0, g1); its accumulator groups are [g0, g1) (with
+       * SiLU*mul also the up groups [BN/16 + g0, BN/16 + g1)). */
+      int g0, g1;
+      xsg_splitk_share(silu ? cfg::BN / 16 : cfg::BN / 8, S, slice, &g0, &g1);
+      const int G = g1 - g0, halves = silu ? 2 : 1;
+      /* 2. the tile's barrier; then thread 128 gathers the share of every slice's sums into the
+       * ring (free: this CTA's only unit has been multiplied), S x halves bulk copies of G x 4
+       * KiB each (sched.h xsg_splitk_fits) */
+      uint32_t* const cnt = sk.counters + 4 * (int64_t)pos;
+      float4* const sums = (float4*)ring;
+      xs_named_bar_sync(3, 256);
+      if (threadIdx.x == 128) {
+        const uint32_t g = xs_ld_relaxed_gpu_u32(cnt + 1); /* before arriving (see above) */
+        xs_fence_acq_rel_gpu(); /* the CTA's stores (ordered by the barrier) before the arrival */
+        if (xs_atom_add_acq_rel_gpu_u32(cnt, 1) == (uint32_t)S - 1) {
+          cnt[0] = 0u; /* the next launch's arrivals come after this one has ended */
+          xs_atom_add_acq_rel_gpu_u32(cnt + 1, 1);
+        } else {
+          sk_wait_gen(cnt + 1, g);
+        }
+        xs_fence_proxy_async_global(); /* the other slices' generic stores, for the bulk copies */
+        if (sk.probe != 2)             /* (probe 2: nothing gathered) */
+          xs_mbar_arrive_expect_tx(fix, (uint32_t)(S * halves * G) * 4096u);
+        const float4* const tile0 = part + (int64_t)pos * S * cfg::GROUPS * 256;
+        for (int r = 0; r < S && G > 0 && sk.probe != 2; r++)
+          for (int h = 0; h < halves; h++)
+            xs_bulk_load(sums + (int64_t)(r * halves + h) * G * 256,
+                         tile0 + ((int64_t)r * cfg::GROUPS + h * (cfg::BN / 16) + g0) * 256,
+                         (uint32_t)G * 4096u, fix);
+      }
+      if (sk.probe == 2) { /* probe: no gather, no output */
+        xs_named_bar_sync(3, 256);
+        continue;
+      }
+      xs_mbar_wait(fix, fix_phase);
+      fix_phase ^= 1;
+      /* 3. the share's sums in slice order, straight to C or the map entry: per output group
+       * og, this thread's float4 holds rows r_lo (x, y) and r_lo + 8 (z, w), columns 8 og +
+       * 2 (lane % 4), + 1 */
+      const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
+      const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
+      const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
+      uint16_t* base;
+      int64_t ld;
+      if (p.epi.store == XS_GEMM_STORE_MAP) {
+        base = (uint16_t*)dst.base + (int64_t)r_lo * dst.ld + 2 * (lane % 4);
+        ld = dst.ld;
+      } else {
+        base = p.C + (int64_t)(row0 + r_lo) * p.n_out + col_t;
+        ld = p.n_out;
+      }
+      const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
+      for (int i = 0; i < G; i++) {
+        const int og = g0 + i;
+        if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
+        float4 a = sums[(int64_t)i * 256 + ct];
+        for (int r = 1; r < S; r++) {
+          const float4 v = sums[((int64_t)r * halves * G + i) * 256 + ct];
+          a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+        }
+        uint32_t w0, w1;
+        if (silu) {
+          float4 up = sums[((int64_t)G + i) * 256 + ct];
+          for (int r = 1; r < S; r++) {
+            const float4 v = sums[(((int64_t)r * 2 + 1) * G + i) * 256 + ct];
+            up.x += v.x, up.y += v.y, up.z += v.z, up.w += v.w;
+          }
+          xsg_silu_mul4_bf16(&a.x, &up.x, w0, w1);
+        } else {
+          w0 = xsg_pack_bf16x2(a.x, a.y);
+          w1 = xsg_pack_bf16x2(a.z, a.w);
+        }
+        if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
+        if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
+      }
+    } else {
+      xsg_store_direct<cfg::BN>(p, half, tid, silu, row0, p.M, 0, t.nb, dst, d, 0,
+                                silu ? cfg::BN / 32 : cfg::BN / 16);
+    }
+    if (p.epi.tile_flags) {
+      /* 4. the flag once all S shares are stored */
+      xs_named_bar_sync(3, 256);
+      if (threadIdx.x == 128) {
+        xs_fence_acq_rel_sys();
+        uint32_t* const done = sk.counters + 4 * (int64_t)pos + 2;
+        const bool last = S == 1 || xs_atom_add_acq_rel_gpu_u32(done, 1) == (uint32_t)S - 1;
+        if (last) {
+          if (S > 1) done[0] = 0u;
+          xs_fence_acq_rel_sys();
+          xs_red_add_release_sys_u32(&p.epi.tile_flags[index], 1);
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* map_a,
+                              const CUtensorMap* map_b, int ctas, cudaStream_t stream) {
+  static int attr_done = 0;
+  if (!attr_done) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        gemm_kernel_splitk, cudaFuncAttributeMaxDynamicSharedMemorySize, sk_cfg::SMEM);
+    if (e != cudaSuccess) return e;
+    attr_done = 1;
+  }
+  return xsg_launch(gemm_kernel_splitk, *p, ctas, sk_cfg::THREADS, sk_cfg::SMEM, stream, *map_a,
+                    *map_b, *p, *sk);
+}
+
+cudaError_t xsg_preload_splitk(void) {
+  cudaFuncAttributes a;
+  return cudaFuncGetAttributes(&a, gemm_kernel_splitk);
+}
