@@ -1005,6 +1005,11 @@ static void test_splitk(void) {
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V14 && t.splits == 1, "8192^3: AUTO v%d splits %d",
                (int)t.version, t.splits);
+  /* decode-sized M: v14 only where v7 has few tiles too (call E) */
+  q.M = 16, q.N = 1280, q.K = 8192;
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V14, 128, 256, "dense 16x1280x8192");
+  q.N = 7168;
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V7, 0, 0, "dense 16x7168x8192");
   q.M = 512, q.N = 1280, q.K = 8192, q.split_k = 1;
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V14, "split_k 1: AUTO v%d", (int)t.version);

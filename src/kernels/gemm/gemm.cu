@@ -227,9 +227,14 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     return XS_OK;
   }
   /* AUTO, split-K (session 22): a dense problem of few tiles with a long K runs v14 when the
-   * rule splits it (or the caller asks for a split); not with input readiness (v3's waits). */
+   * rule splits it (or the caller asks for a split); not with input readiness (v3's waits).
+   * At most 64 rows (v7's range) only where v7 has few tiles too: fewer 64-column blocks than a
+   * quarter of the SMs (20 of 132 measured below; 64, e.g. N = 4096, not measured: v7). Call E
+   * (H200, back to back, against cuBLAS): x 1280 x 8192 at M = 1, 16, 64: v14 0.53 / 0.49 / 0.56,
+   * v7 0.23 / 0.22 / 0.26; x 7168 x 8192: v14 0.76 / 0.77 / 0.71, v7 0.92 / 0.93 / 0.85. */
+  const int v7_few = (silu ? a->N / 2 : a->N) / 64 < dev.sms / 4;
   if (a->layout == XS_GEMM_DENSE && !ready &&
-      (split_k >= 2 || (split_k == 0 && a->M > 64 && sk_auto >= 2))) {
+      (split_k >= 2 || (split_k == 0 && sk_auto >= 2 && (a->M > 64 || v7_few)))) {
     fill_tiling(t, a, silu, XS_GEMM_V14, dev.sms);
     t->splits = split_k >= 2 ? split_k : sk_auto;
     return XS_OK;
