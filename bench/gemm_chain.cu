@@ -828,15 +828,16 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
  * the barrier (2: no gather, no output); v3 unsplit and cuBLAS beside them. Microseconds per
  * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
 static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
-  static const int shapes[][3] = {
-      {512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584}, {128, 7168, 8192}};
+  static const int shapes[][3] = {{512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584},
+                                  {128, 7168, 8192}, {256, 7168, 8192}, {1024, 1280, 8192}};
+  const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   double* t = (double*)malloc(sizeof(double) * rounds);
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < nshapes; i++) {
     const int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     void *A, *B, *C;
     CK(cudaMalloc(&A, (size_t)M * K * 2));
@@ -844,10 +845,8 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
     CK(cudaMalloc(&C, (size_t)M * N * 2));
     CX(xsg_fill_random(A, (int64_t)M * K, 1, 1.0f));
     CX(xsg_fill_random(B, (int64_t)N * K, 2, 1.0f));
-    const int tiles = (M + 127) / 128 * ((N + 255) / 256);
-    const int most = sms / tiles < 16 ? sms / tiles : 16;
-    printf("## split-K %dx%dx%d: %d tiles of 128x256, us per launch (median of %d rounds x %d)\n",
-           M, N, K, tiles, rounds, reps);
+    printf("## split-K %dx%dx%d, us per launch (median of %d rounds x %d)\n", M, N, K, rounds,
+           reps);
     auto timeit = [&](auto fn) {
       for (int r = -1; r < rounds; r++) {
         CK(cudaEventRecord(e0, NULL));
@@ -870,21 +869,33 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
     printf("  v3 %.1f", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
     a.version = XS_GEMM_V2;
     printf("  v2 %.1f\n", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
-    const int tries[4] = {2, 4, 8, most};
-    for (int j = 0; j < 4; j++) {
-      const int S = tries[j];
-      if (S < 2 || S > most || (j == 3 && (S == 2 || S == 4 || S == 8))) continue;
-      a.version = XS_GEMM_V14, a.split_k = S;
-      double us[3];
-      for (int mode = 0; mode < 3; mode++) {
-        xsg_probe.splitk = mode;
-        us[mode] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+    for (int bn = 256; bn >= 128; bn /= 2) {
+      const int tiles_bn = (M + 127) / 128 * ((N + bn - 1) / bn);
+      const int most_bn = sms / tiles_bn < 16 ? sms / tiles_bn : 16;
+      const int tries[4] = {2, 4, 8, most_bn};
+      xsg_probe.splitk_bn = bn;
+      for (int j = 0; j < 4; j++) {
+        const int S = tries[j];
+        if (S < 2 || S > most_bn || (j == 3 && (S == 2 || S == 4 || S == 8))) continue;
+        a.version = XS_GEMM_V14, a.split_k = S;
+        double us[4];
+        for (int mode = 0; mode < 4; mode++) {
+          xsg_probe.splitk = mode;
+          us[mode] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        }
+        xsg_probe.splitk = 0;
+        printf("   128x%d S %2d: whole %.1f, multiply alone %.1f, + sums stored and barrier %.1f, "
+               "+ sums stored %.1f\n",
+               bn, S, us[0], us[1], us[2], us[3]);
+        a.split_k = 0;
       }
-      xsg_probe.splitk = 0;
-      printf("   S %2d: whole %.1f, multiply alone %.1f, + sums stored and barrier %.1f\n", S,
-             us[0], us[1], us[2]);
-      a.split_k = 0;
     }
+    xsg_probe.splitk_bn = 0;
+    a.version = XS_GEMM_AUTO;
+    xs_gemm_tiling ta;
+    CX(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
+    printf("   auto (v%d, %dx%d, S %d) %.1f\n", (int)ta.version, ta.tile_m, ta.tile_n, ta.splits,
+           timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
     cudaFree(A), cudaFree(B), cudaFree(C);
   }
   free(t);

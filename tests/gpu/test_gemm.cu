@@ -925,38 +925,42 @@ static void test_splitk(void) {
       {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
   };
   const int splits[] = {2, 3, 5, 16};
-  for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
-    for (int j = 0; j < 4; j++) {
-      const problem* pr = &ps[i];
-      const int S = splits[j];
-      const int tiles =
-          xsg_cdiv(pr->M, 128) * xsg_cdiv(pr->silu ? pr->N / 2 : pr->N, pr->silu ? 128 : 256);
-      variant plain = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S};
-      if (tiles * S > g_sms) { /* every unit must be resident: refused, nothing launched */
-        xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
-        a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = S;
-        a.A = a.B = a.C = (void*)(uintptr_t)256;
-        xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
-        e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-        const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-        XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
-        XT_CHECK_MSG(strstr(xs_last_error(), "resident") != NULL, "error: %s", xs_last_error());
-        continue;
+  for (int w = 256; w >= 128; w /= 2) /* both tile widths (the probe forces one) */
+    for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+      for (int j = 0; j < 4; j++) {
+        xsg_probe.splitk_bn = w;
+        const problem* pr = &ps[i];
+        const int S = splits[j];
+        const int tiles =
+            xsg_cdiv(pr->M, 128) * xsg_cdiv(pr->silu ? pr->N / 2 : pr->N, pr->silu ? w / 2 : w);
+        variant plain = {
+            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S};
+        if (tiles * S > g_sms) { /* every unit must be resident: refused, nothing launched */
+          xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+          a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = S;
+          a.A = a.B = a.C = (void*)(uintptr_t)256;
+          xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+          e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+          const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+          XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+          XT_CHECK_MSG(strstr(xs_last_error(), "resident") != NULL, "error: %s", xs_last_error());
+          continue;
+        }
+        run_one(pr, &plain, "splitk");
+        if (j == 1 || i == 3) {
+          variant mapf = {XS_GEMM_V14, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
+          variant listf = {
+              XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0, S};
+          variant rn = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
+          variant ws = {
+              XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S, 1};
+          run_one(pr, &mapf, "splitk");
+          run_one(pr, &listf, "splitk");
+          run_one(pr, &rn, "splitk");
+          run_one(pr, &ws, "splitk");
+        }
       }
-      run_one(pr, &plain, "splitk");
-      if (j == 1 || i == 3) {
-        variant mapf = {XS_GEMM_V14, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
-        variant listf = {
-            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0, S};
-        variant rn = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
-        variant ws = {
-            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S, 1};
-        run_one(pr, &mapf, "splitk");
-        run_one(pr, &listf, "splitk");
-        run_one(pr, &rn, "splitk");
-        run_one(pr, &ws, "splitk");
-      }
-    }
+  xsg_probe.splitk_bn = 0;
   /* AUTO: the QKV shape splits (and runs correctly); one past the SMs' half does not */
   variant autov = {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
   run_one(&ps[3], &autov, "splitk");
@@ -1007,7 +1011,7 @@ static void test_splitk(void) {
                (int)t.version, t.splits);
   /* decode-sized M: v14 only where v7 has few tiles too (call E) */
   q.M = 16, q.N = 1280, q.K = 8192;
-  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V14, 128, 256, "dense 16x1280x8192");
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V14, 0, 0, "dense 16x1280x8192");
   q.N = 7168;
   expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V7, 0, 0, "dense 16x7168x8192");
   q.M = 512, q.N = 1280, q.K = 8192, q.split_k = 1;

@@ -183,6 +183,14 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   return XS_OK;
 }
 
+/* v14's tiling: S slices of tiles 128 x bn B rows (sched.h xsg_splitk_plan). */
+void v14_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, int S, int bn) {
+  t->tile_n = silu ? bn / 2 : bn;
+  t->n_blocks = xsg_cdiv(silu ? a->N / 2 : a->N, t->tile_n);
+  t->count = t->groups * t->m_blocks * t->n_blocks;
+  t->splits = S;
+}
+
 /* Resolve the version for (args, epilogue); fills the tiling. */
 xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   XSI_CHECK(check_args(a, e));
@@ -207,18 +215,25 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   if (!why && (a->version == XS_GEMM_V14 || split_k >= 2) && a->layout != XS_GEMM_DENSE)
     why = "split-K (v14, split_k >= 2) runs DENSE problems only";
   if (!why && split_k >= 2 && ready) why = "split-K (split_k >= 2) has no input readiness";
-  /* v14's split: the caller's, or the rule (sched.h xsg_splitk_choose) on v3's tiles. */
-  const int sk_auto = xsg_splitk_choose(a->M, a->N, a->K, silu, dev.sms);
-  if (!why && split_k >= 2 && !xsg_splitk_fits(split_k, silu))
+  /* v14's split and tile width: the caller's S, or the model's (sched.h xsg_splitk_plan). */
+  int sk_bn = 256;
+  const int sk_auto = xsg_splitk_plan_w(a->M, a->N, a->K, silu, dev.sms, split_k >= 2 ? split_k : 0,
+                                        xsg_probe.splitk_bn, &sk_bn);
+  if (!why && split_k >= 2 && sk_auto < 2) {
+    const int n_out = silu ? a->N / 2 : a->N, mb = xsg_cdiv(a->M, 128);
     return xsi_set_error(
         XS_ERR_INVALID_ARG,
-        "gemm: split_k %d with SiLU*mul: the fix-up's sums do not fit in shared "
-        "memory (13, 14 and 15 do not; xs_gemm_tiling.splits says what AUTO takes)",
-        split_k);
+        "gemm v14: split_k %d does not fit: every CTA must be resident (S x tiles <= %d SMs; %d "
+        "tiles of 128x256, %d of 128x128) and its share of the fix-up fit in shared memory "
+        "(SiLU*mul: not 13-15 on 128x256 tiles)",
+        split_k, dev.sms, mb * xsg_cdiv(n_out, silu ? 128 : 256),
+        mb * xsg_cdiv(n_out, silu ? 64 : 128));
+  }
+  if (sk_auto < 2) sk_bn = 256;
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
-    if (a->version == XS_GEMM_V14) t->splits = split_k ? split_k : sk_auto;
+    if (a->version == XS_GEMM_V14) v14_tiling(t, a, silu, sk_auto, sk_bn);
     return XS_OK;
   }
   if (why) {
@@ -236,7 +251,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   if (a->layout == XS_GEMM_DENSE && !ready &&
       (split_k >= 2 || (split_k == 0 && sk_auto >= 2 && (a->M > 64 || v7_few)))) {
     fill_tiling(t, a, silu, XS_GEMM_V14, dev.sms);
-    t->splits = split_k >= 2 ? split_k : sk_auto;
+    v14_tiling(t, a, silu, sk_auto, sk_bn);
     return XS_OK;
   }
   /* AUTO, few rows per group (tuning round 5, not yet measured): v7 when every group has at
@@ -636,10 +651,11 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
       }
     }
     ctas = sk.splits > 1 ? p.positions * sk.splits : (p.positions < cap ? p.positions : cap);
+    const int bn = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
     CUtensorMap ma, mb;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, 128, "A"));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, 128, "B"));
-    err = xsg_launch_splitk(&p, &sk, &ma, &mb, ctas, s);
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, bn / 2, "B"));
+    err = xsg_launch_splitk(&p, &sk, bn, &ma, &mb, ctas, s);
   } else if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
   } else if (t.version == XS_GEMM_V8) {
@@ -710,7 +726,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_preload(void) {
   device_info dev;

@@ -110,9 +110,12 @@ typedef struct xsg_probe_t {
                    at all); 0: the library's */
   int tail;     /* v3 / v11's tail split: 0 the library's choice, 1 never */
   int first;    /* each CTA's first tile from the host (xsg_first): 0 the library's, 1 never */
-  int splitk;   /* v14 with S > 1 (wrong output, time only): 1 the multiply alone (no fix-up,
-                   nothing stored), 2 the multiply, the sums' stores and the barrier (no
-                   gather, no output); 0 the library's kernel */
+  int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
+                   multiply, the sums' stores and the barrier (no gather, no output), 3 the
+                   multiply and the sums' stores (no barrier): wrong output, time only; 0 the
+                   library's kernel. (Session 22, call H: the sums staged in shared memory and
+                   stored with one bulk copy were 0.5-1 us slower than the plain stores.) */
+  int splitk_bn; /* v14's tile width: 0 the library's (sched.h xsg_splitk_plan), 128 or 256 */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -263,11 +266,13 @@ cudaError_t xsg_v8_max_clusters(int* clusters);
 cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                            const CUtensorMap* map_c, int ctas, cudaStream_t stream);
 
-/* v14 (gemm_splitk.cu): DENSE, p->tile_m = 128, p->tile_n = 256 (128 with SiLU*mul), K split
- * over sk->splits CTAs per tile. The maps: v3's A box {64, 128, 1} and B box {64, 128, 1}; no C
- * map (stores from registers). ctas: p->positions * sk->splits when splits > 1 (every unit
- * resident at once: the fix-up's barrier waits for the tile's other units). */
-cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* map_a,
-                              const CUtensorMap* map_b, int ctas, cudaStream_t stream);
+/* v14 (gemm_splitk.cu): DENSE, tiles of 128 x bn B rows (bn = 256 or 128; output columns bn, or
+ * bn / 2 with SiLU*mul), K split over sk->splits CTAs per tile. The maps: A box {64, 128, 1}, B
+ * box {64, bn / 2, 1}; no C map (stores from registers). ctas: p->positions * sk->splits when
+ * splits > 1 (every unit resident at once: the fix-up's barrier waits for the tile's other units).
+ */
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
+                              const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
+                              cudaStream_t stream);
 
 #endif

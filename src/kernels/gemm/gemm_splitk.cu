@@ -42,18 +42,30 @@
 
 namespace {
 
-struct sk_cfg {
-  static constexpr int BM = 128, BN = 256, BK = 64;
+template <int BN_> struct sk_cfg {
+  static constexpr int BM = 128, BN = BN_, BK = 64;
   static constexpr int THREADS = 384;
   static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224; /* v3's split (gemm_v2.cu) */
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
-  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES; /* 48 KiB */
-  static constexpr int STAGES = 4;
+  static constexpr int STAGE_BYTES = A_BYTES + B_BYTES; /* 48 KiB (BN 256), 32 KiB (BN 128) */
+  static constexpr int STAGES = XSG_SPLITK_SUMS_BYTES / STAGE_BYTES; /* 4 or 6: 192 KiB */
   static constexpr int SMEM = 1024 + STAGES * STAGE_BYTES + (2 * STAGES + 1) * 8;
   static_assert(STAGES * STAGE_BYTES == XSG_SPLITK_SUMS_BYTES, "the fix-up's sums fill the ring");
   static constexpr int GROUPS = BN / 8; /* float4 groups of sums per consumer thread */
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
+  static_assert(BN == 128 || BN == 256, "v14 tiles: 128 x 256 or 128 x 128");
 };
+
+template <int BN>
+__device__ __forceinline__ void sk_wgmma(float (&d)[BN / 2], uint64_t da, uint64_t db, int acc);
+template <>
+__device__ __forceinline__ void sk_wgmma<256>(float (&d)[128], uint64_t da, uint64_t db, int acc) {
+  xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void sk_wgmma<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
+  xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
+}
 
 /* The bounded wait of the fix-up barrier: until *gen differs from g (acquire, GPU scope). */
 __device__ __forceinline__ void sk_wait_gen(const uint32_t* gen, uint32_t g) {
@@ -67,12 +79,13 @@ __device__ __forceinline__ void sk_wait_gen(const uint32_t* gen, uint32_t g) {
   }
 }
 
-__global__ void __launch_bounds__(sk_cfg::THREADS, 1)
+template <int BN>
+__global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     gemm_kernel_splitk(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
                        const __grid_constant__ xsg_params p,
                        const __grid_constant__ xsg_splitk sk) {
-  using cfg = sk_cfg;
+  using cfg = sk_cfg<BN>;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* ring = xsg_smem_align1024(smem_raw);
   uint64_t* full = (uint64_t*)(ring + cfg::STAGES * cfg::STAGE_BYTES);
@@ -155,33 +168,43 @@ __global__ void __launch_bounds__(sk_cfg::THREADS, 1)
       xs_mbar_wait(&full[s], phase);
       const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
           ring, half, lane, kb1 - kb0, full, empty, s, phase,
-          [&](uint64_t da, uint64_t db, int acc) { xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc); },
-          [](int) {}, [](uint64_t* bar) { xs_mbar_arrive(bar); });
+          [&](uint64_t da, uint64_t db, int acc) { sk_wgmma<BN>(d, da, db, acc); }, [](int) {},
+          [](uint64_t* bar) { xs_mbar_arrive(bar); });
       xs_wgmma_fence_regs(d);
       if (lane == 0) xs_mbar_arrive(&empty[last]);
     }
     const int row0 = t.mb * cfg::BM;
     if (S > 1 && sk.probe == 1) { /* probe: the multiply alone (keeps d alive, never true) */
-      if (p.K < 0) p.C[ct] = (uint16_t)__float_as_uint(d[0] + d[127]);
+      if (p.K < 0) p.C[ct] = (uint16_t)__float_as_uint(d[0] + d[BN / 2 - 1]);
       continue;
     }
     if (S > 1) {
-      /* 1. this slice's sums, in the accumulators' order */
-      float4* const part = (float4*)sk.partial;
-#pragma unroll
-      for (int j = 0; j < cfg::GROUPS; j++)
-        part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] =
-            make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
       /* This CTA's share: output groups [g0, g1); its accumulator groups are [g0, g1) (with
        * SiLU*mul also the up groups [BN/16 + g0, BN/16 + g1)). */
       int g0, g1;
       xsg_splitk_share(silu ? cfg::BN / 16 : cfg::BN / 8, S, slice, &g0, &g1);
       const int G = g1 - g0, halves = silu ? 2 : 1;
+      /* 1. this slice's sums, in the accumulators' order: the groups of the other slices' shares
+       * to the workspace, this CTA's own share straight into its place among the gathered sums
+       * in the ring (slot `slice`), once both warpgroups' wgmmas are done with the ring */
+      float4* const part = (float4*)sk.partial;
+      float4* const sums = (float4*)ring;
+      xs_named_bar_sync(3, 256);
+#pragma unroll
+      for (int j = 0; j < cfg::GROUPS; j++) {
+        const int h = silu && j >= cfg::BN / 16 ? 1 : 0;
+        const int jj = j - h * (cfg::BN / 16) - g0; /* index in the share, if in it */
+        const float4 v = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+        if (jj >= 0 && jj < G)
+          sums[((int64_t)(slice * halves + h) * G + jj) * 256 + ct] = v;
+        else
+          part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] = v;
+      }
+      if (sk.probe == 3) continue; /* probe: the sums stored, nothing else */
       /* 2. the tile's barrier; then thread 128 gathers the share of every slice's sums into the
        * ring (free: this CTA's only unit has been multiplied), S x halves bulk copies of G x 4
        * KiB each (sched.h xsg_splitk_fits) */
       uint32_t* const cnt = sk.counters + 4 * (int64_t)pos;
-      float4* const sums = (float4*)ring;
       xs_named_bar_sync(3, 256);
       if (threadIdx.x == 128) {
         const uint32_t g = xs_ld_relaxed_gpu_u32(cnt + 1); /* before arriving (see above) */
@@ -194,10 +217,10 @@ __global__ void __launch_bounds__(sk_cfg::THREADS, 1)
         }
         xs_fence_proxy_async_global(); /* the other slices' generic stores, for the bulk copies */
         if (sk.probe != 2)             /* (probe 2: nothing gathered) */
-          xs_mbar_arrive_expect_tx(fix, (uint32_t)(S * halves * G) * 4096u);
+          xs_mbar_arrive_expect_tx(fix, (uint32_t)((S - 1) * halves * G) * 4096u);
         const float4* const tile0 = part + (int64_t)pos * S * cfg::GROUPS * 256;
         for (int r = 0; r < S && G > 0 && sk.probe != 2; r++)
-          for (int h = 0; h < halves; h++)
+          for (int h = 0; h < halves && r != slice; h++)
             xs_bulk_load(sums + (int64_t)(r * halves + h) * G * 256,
                          tile0 + ((int64_t)r * cfg::GROUPS + h * (cfg::BN / 16) + g0) * 256,
                          (uint32_t)G * 4096u, fix);
@@ -206,7 +229,7 @@ __global__ void __launch_bounds__(sk_cfg::THREADS, 1)
         xs_named_bar_sync(3, 256);
         continue;
       }
-      xs_mbar_wait(fix, fix_phase);
+      xs_mbar_wait(fix, fix_phase); /* (a thread reads back only its own own-share writes) */
       fix_phase ^= 1;
       /* 3. the share's sums in slice order, straight to C or the map entry: per output group
        * og, this thread's float4 holds rows r_lo (x, y) and r_lo + 8 (z, w), columns 8 og +
@@ -270,20 +293,31 @@ __global__ void __launch_bounds__(sk_cfg::THREADS, 1)
 
 } // namespace
 
-cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* map_a,
-                              const CUtensorMap* map_b, int ctas, cudaStream_t stream) {
+template <int BN>
+static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* ma,
+                                 const CUtensorMap* mb, int ctas, cudaStream_t stream) {
+  using cfg = sk_cfg<BN>;
   static int attr_done = 0;
   if (!attr_done) {
     const cudaError_t e = cudaFuncSetAttribute(
-        gemm_kernel_splitk, cudaFuncAttributeMaxDynamicSharedMemorySize, sk_cfg::SMEM);
+        gemm_kernel_splitk<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_splitk, *p, ctas, sk_cfg::THREADS, sk_cfg::SMEM, stream, *map_a,
-                    *map_b, *p, *sk);
+  return xsg_launch(gemm_kernel_splitk<BN>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p,
+                    *sk);
+}
+
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
+                              const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
+                              cudaStream_t stream) {
+  return bn == 128 ? launch_splitk<128>(p, sk, map_a, map_b, ctas, stream)
+                   : launch_splitk<256>(p, sk, map_a, map_b, ctas, stream);
 }
 
 cudaError_t xsg_preload_splitk(void) {
   cudaFuncAttributes a;
-  return cudaFuncGetAttributes(&a, gemm_kernel_splitk);
+  cudaError_t e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<256>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<128>);
+  return e;
 }

@@ -560,12 +560,12 @@ XSG_HD void xsg_splitk_share(int groups, int S, int s, int* lo, int* hi) {
 }
 
 /* Whether S slices' fix-up fits in shared memory: a CTA gathers its share of every slice's sums
- * (ceil(groups / S) output groups x 4 KiB of fp32 per consumer warpgroup pair, twice with
- * SiLU*mul: gate and up) into the 192 KiB of the ring. Every S <= 16 fits without SiLU*mul; with
- * it S = 13, 14, 15 do not. */
+ * (ceil(groups / S) output groups x 4 KiB of fp32, twice with SiLU*mul: gate and up; groups =
+ * bn / 8, bn / 16 with SiLU*mul) into the 192 KiB of the ring. Every S <= 16 fits but S = 13, 14,
+ * 15 with SiLU*mul on 256-row tiles. */
 #define XSG_SPLITK_SUMS_BYTES (4 * 48 * 1024)
-XSG_HD int xsg_splitk_fits(int S, int silu) {
-  const int groups = silu ? 16 : 32;
+XSG_HD int xsg_splitk_fits(int S, int silu, int bn) {
+  const int groups = silu ? bn / 16 : bn / 8;
   return S >= 1 &&
          (int64_t)S * (silu ? 2 : 1) * xsg_cdiv(groups, S) * 4096 <= XSG_SPLITK_SUMS_BYTES;
 }
@@ -582,39 +582,70 @@ XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
   return XSG_SPLITK_COUNTER_BYTES + (int64_t)positions * S * XSG_SPLITK_TILE_BYTES;
 }
 
-/* AUTO's split of K for a dense M x N x K problem (N: rows of B, 2I with SiLU*mul) on `sms` SMs,
- * or 1 (none). v14's tiles are 128 x 256 (128 output columns with SiLU*mul); a split runs one
- * unit per SM, so S <= sms / tiles, and S must fit (xsg_splitk_fits); a slice keeps at least
- * XSG_SPLITK_MIN_KB k-blocks. The largest such S is taken when its predicted time beats the
- * unsplit kernels' (v3, and v2 with twice the tiles at 0.56 of v3's time per k-block), each the
- * slower of its busiest CTA's k-blocks at XSG_SPLITK_KB_NS and streaming A and B from HBM at
- * XSG_SPLITK_HBM_BPNS bytes per ns; the split adds its fix-up, XSG_SPLITK_FIXUP_NS.
- * Measured on the H200 (session 22, bench_gemm_chain --splitk, back to back): a k-block of v3's
- * tile 0.61-0.64 us; the fix-up (whole kernel minus the multiply alone) 7-11 us; 128 x 8192 x
- * 3584 streams its 59 MB of weights at ~4 TB/s whatever the split (v2 28.0 us, v14 S = 4 31.6). */
+/* v14's plan for a dense M x N x K problem (N: rows of B, 2I with SiLU*mul) on `sms` SMs: the
+ * tile width *bn (256 or 128 B rows: tiles of 128 x bn, output columns bn or bn / 2 with
+ * SiLU*mul) and the split S (returned; 1: none). `want` >= 2 asks for that S (the width that fits
+ * and is predicted faster; 1 when neither fits); 0 lets the model choose both. (_w: only tiles
+ * of only_bn B rows when nonzero, the probe's.) Constraints: S x
+ * tiles <= sms (one unit per SM), the share fits (xsg_splitk_fits), a slice keeps at least
+ * XSG_SPLITK_MIN_KB k-blocks. Prediction, in ns: the slower of the busiest CTA's k-blocks (per
+ * k-block XSG_SPLITK_KB_NS on a 128 x 256 tile, XSG_SPLITK_KB128_NS on v14's 128 x 128,
+ * XSG_SPLITK_V2_KB_NS on v2's) and streaming A and B from HBM (XSG_SPLITK_HBM_BPNS bytes per ns),
+ * plus the fix-up for a split (XSG_SPLITK_FIXUP_NS on 128 x 256 tiles, XSG_SPLITK_FIXUP128_NS on
+ * 128 x 128: half the sums). The model's split is taken when it beats the unsplit v3 and v2 (the
+ * same two tile widths unsplit). Fitted to the H200 (session 22, bench_gemm_chain --splitk, back
+ * to back, calls C and J): per k-block v3 0.61-0.64 us, v14 128 x 128 0.27-0.39, v2 unsplit 0.39-
+ * 0.42 (one wave); the fix-up (the whole kernel minus the multiply alone) 6.3-9.0 us on 128 x 256
+ * tiles, 4.8-5.6 on 128 x 128; 128 x 8192 x 3584 streams its 59 MB of weights at ~4 TB/s. */
 #define XSG_SPLITK_MIN_KB 4
 #define XSG_SPLITK_MAX 16
 #define XSG_SPLITK_KB_NS 640
+#define XSG_SPLITK_KB128_NS 330
+#define XSG_SPLITK_V2_KB_NS 400
 #define XSG_SPLITK_HBM_BPNS 4000
-#define XSG_SPLITK_FIXUP_NS 10000
-XSG_HD int xsg_splitk_choose(int M, int N, int K, int silu, int sms) {
-  const int n_out = silu ? N / 2 : N, m_blocks = xsg_cdiv(M, 128), k_blocks = xsg_cdiv(K, 64);
-  const int tiles = m_blocks * xsg_cdiv(n_out, silu ? 128 : 256);
-  if (tiles < 1 || sms < 2 || 2 * tiles > sms) return 1;
-  int S = sms / tiles;
-  if (S > XSG_SPLITK_MAX) S = XSG_SPLITK_MAX;
-  if (S > k_blocks / XSG_SPLITK_MIN_KB) S = k_blocks / XSG_SPLITK_MIN_KB;
-  while (S >= 2 && !xsg_splitk_fits(S, silu))
-    S--;
-  if (S < 2) return 1;
+#define XSG_SPLITK_FIXUP_NS 7500
+#define XSG_SPLITK_FIXUP128_NS 5200
+XSG_HD int64_t xsg_splitk_predict(int M, int N, int K, int silu, int bn, int S, int sms) {
+  const int n_out = silu ? N / 2 : N, k_blocks = xsg_cdiv(K, 64);
+  const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(n_out, silu ? bn / 2 : bn);
   const int64_t mem = ((int64_t)M + N) * K * 2 / XSG_SPLITK_HBM_BPNS;
-  const int tiles2 = m_blocks * xsg_cdiv(n_out, silu ? 64 : 128);
-  int64_t v3 = (int64_t)xsg_cdiv(tiles, sms) * k_blocks * XSG_SPLITK_KB_NS;
-  int64_t v2 = (int64_t)xsg_cdiv(tiles2, sms) * k_blocks * XSG_SPLITK_KB_NS * 56 / 100;
-  int64_t split = (int64_t)xsg_cdiv(k_blocks, S) * XSG_SPLITK_KB_NS;
-  v3 = v3 > mem ? v3 : mem;
-  v2 = v2 > mem ? v2 : mem;
-  split = (split > mem ? split : mem) + XSG_SPLITK_FIXUP_NS;
-  return split < (v2 < v3 ? v2 : v3) ? S : 1;
+  const int64_t kb_ns = bn == 256 ? XSG_SPLITK_KB_NS
+                        : S > 1   ? XSG_SPLITK_KB128_NS
+                                  : XSG_SPLITK_V2_KB_NS;
+  int64_t t = S > 1 ? (int64_t)xsg_cdiv(k_blocks, S) * kb_ns
+                    : (int64_t)xsg_cdiv(tiles, sms) * k_blocks * kb_ns;
+  t = t > mem ? t : mem;
+  return t + (S > 1 ? (bn == 256 ? XSG_SPLITK_FIXUP_NS : XSG_SPLITK_FIXUP128_NS) : 0);
+}
+XSG_HD int xsg_splitk_plan_w(int M, int N, int K, int silu, int sms, int want, int only_bn,
+                             int* bn) {
+  const int n_out = silu ? N / 2 : N, k_blocks = xsg_cdiv(K, 64);
+  int best_s = 1, best_bn = 256;
+  int64_t best = -1;
+  for (int w = 256; w >= 128; w /= 2) {
+    if (only_bn && w != only_bn) continue;
+    const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(n_out, silu ? w / 2 : w);
+    if (tiles < 1 || sms < 2) continue;
+    int S = want >= 2 ? want : sms / tiles;
+    if (want < 2) {
+      if (S > XSG_SPLITK_MAX) S = XSG_SPLITK_MAX;
+      if (S > k_blocks / XSG_SPLITK_MIN_KB) S = k_blocks / XSG_SPLITK_MIN_KB;
+      while (S >= 2 && !xsg_splitk_fits(S, silu, w))
+        S--;
+    } else if ((int64_t)S * tiles > sms || !xsg_splitk_fits(S, silu, w)) {
+      continue;
+    }
+    if (S < 2) continue;
+    const int64_t t = xsg_splitk_predict(M, N, K, silu, w, S, sms);
+    if (best < 0 || t < best) best = t, best_s = S, best_bn = w;
+  }
+  *bn = best_bn;
+  if (want >= 2 || best < 0) return best < 0 ? 1 : best_s;
+  const int64_t v3 = xsg_splitk_predict(M, N, K, silu, 256, 1, sms);
+  const int64_t v2 = xsg_splitk_predict(M, N, K, silu, 128, 1, sms);
+  return best < (v2 < v3 ? v2 : v3) ? best_s : 1;
+}
+XSG_HD int xsg_splitk_plan(int M, int N, int K, int silu, int sms, int want, int* bn) {
+  return xsg_splitk_plan_w(M, N, K, silu, sms, want, 0, bn);
 }
 #endif
