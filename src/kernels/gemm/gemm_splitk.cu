@@ -56,17 +56,6 @@ template <int BN_> struct sk_cfg {
   static_assert(BN == 128 || BN == 256, "v14 tiles: 128 x 256 or 128 x 128");
 };
 
-template <int BN>
-__device__ __forceinline__ void sk_wgmma(float (&d)[BN / 2], uint64_t da, uint64_t db, int acc);
-template <>
-__device__ __forceinline__ void sk_wgmma<256>(float (&d)[128], uint64_t da, uint64_t db, int acc) {
-  xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
-}
-template <>
-__device__ __forceinline__ void sk_wgmma<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
-  xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
-}
-
 /* The bounded wait of the fix-up barrier: until *gen differs from g (acquire, GPU scope). */
 __device__ __forceinline__ void sk_wait_gen(const uint32_t* gen, uint32_t g) {
   if (xs_ld_acquire_gpu_u32(gen) != g) return;
@@ -168,8 +157,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       xs_mbar_wait(&full[s], phase);
       const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
           ring, half, lane, kb1 - kb0, full, empty, s, phase,
-          [&](uint64_t da, uint64_t db, int acc) { sk_wgmma<BN>(d, da, db, acc); }, [](int) {},
-          [](uint64_t* bar) { xs_mbar_arrive(bar); });
+          [&](uint64_t da, uint64_t db, int acc) { xsg_wgmma_tile<BN>(d, da, db, acc); },
+          [](int) {}, [](uint64_t* bar) { xs_mbar_arrive(bar); });
       xs_wgmma_fence_regs(d);
       if (lane == 0) xs_mbar_arrive(&empty[last]);
     }

@@ -101,32 +101,6 @@ template <int BN_> struct hopper_cfg {
                 "setmaxnreg: more registers than the CTA's launch allocation");
 };
 
-template <int BN>
-__device__ __forceinline__ void wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db, int acc);
-template <>
-__device__ __forceinline__ void wgmma_tile<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
-  xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tile<192>(float (&d)[96], uint64_t da, uint64_t db, int acc) {
-  xs_wgmma_m64n192k16_bf16_ss(d, da, db, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tile<208>(float (&d)[104], uint64_t da, uint64_t db,
-                                                int acc) {
-  xs_wgmma_m64n208k16_bf16_ss(d, da, db, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tile<224>(float (&d)[112], uint64_t da, uint64_t db,
-                                                int acc) {
-  xs_wgmma_m64n224k16_bf16_ss(d, da, db, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tile<256>(float (&d)[128], uint64_t da, uint64_t db,
-                                                int acc) {
-  xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
-}
-
 /* A finished tile whose epilogue has not run yet (DEFER: it runs under the next tile's first
  * k-blocks). */
 struct tile_done {
@@ -741,8 +715,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         if constexpr (!NO_MMA) {
 #pragma unroll
           for (int kk = 0; kk < cfg::BK / 16; kk++) /* 16-wide K steps: +32 bytes = +2 in the */
-            wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
-                           (kb > 0 || kk > 0) ? 1 : 0);
+            xsg_wgmma_tile<BN>(d, desc_a + 2 * kk, desc_b + 2 * kk, /* descriptor's address field */
+                               (kb > 0 || kk > 0) ? 1 : 0);
         }
         xs_wgmma_commit();
         /* DEFER: the previous tile's stores, under this tile's k-blocks 0 and 1 (both issued:

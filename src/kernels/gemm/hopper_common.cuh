@@ -459,4 +459,35 @@ xsg_store_direct(const xsg_params& p, int half, int tid, int silu, int row0, int
   }
 }
 
+/* One k16 step of a consumer warpgroup's 64 x BN accumulators: wgmma m64nBNk16 (BN = 128, 192,
+ * 208, 224, 256) from the shared-memory descriptors da (A) and db (B); acc = 0 overwrites. */
+template <int BN>
+static __device__ __forceinline__ void xsg_wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db,
+                                                      int acc);
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<128>(float (&d)[64], uint64_t da, uint64_t db,
+                                                    int acc) {
+  xs_wgmma_m64n128k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<192>(float (&d)[96], uint64_t da, uint64_t db,
+                                                    int acc) {
+  xs_wgmma_m64n192k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<208>(float (&d)[104], uint64_t da, uint64_t db,
+                                                    int acc) {
+  xs_wgmma_m64n208k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<224>(float (&d)[112], uint64_t da, uint64_t db,
+                                                    int acc) {
+  xs_wgmma_m64n224k16_bf16_ss(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<256>(float (&d)[128], uint64_t da, uint64_t db,
+                                                    int acc) {
+  xs_wgmma_m64n256k16_bf16_ss(d, da, db, acc);
+}
+
 #endif
