@@ -1037,6 +1037,72 @@ static void test_splitk(void) {
     cudaFree(bufs[i]);
 }
 
+/* v14 in CUDA graphs: AUTO's split captured on a stream whose library workspace exists (made by
+ * an earlier launch) replays correctly three times; on a fresh stream the capture runs unsplit
+ * (the library makes no workspace while capturing) and is still correct; an explicit split_k
+ * there is refused without breaking the capture. */
+static void test_splitk_graph(void) {
+  if (!g_hopper) {
+    printf("  skipped: v14 needs a Hopper GPU\n");
+    return;
+  }
+  const int M = 512, N = 1280, K = 8192;
+  void *A = dalloc((size_t)M * K * 2), *B = dalloc((size_t)N * K * 2),
+       *C = dalloc((size_t)M * N * 2);
+  float* ref = (float*)dalloc((size_t)M * N * 4);
+  uint8_t* state = (uint8_t*)dalloc(M);
+  CK(cudaMemset(state, XSG_ROW_CHECK, M));
+  XT_CHECK(xsg_fill_random(A, (int64_t)M * K, 31, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(B, (int64_t)N * K, 32, 1.0f) == XS_OK);
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
+  XT_CHECK(xsg_reference(ref, NULL, &a, 0, NULL, NULL, g_blas) == XS_OK);
+  xs_gemm_tiling t;
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version == XS_GEMM_V14 && t.splits >= 2, "AUTO v%d S %d", (int)t.version,
+               t.splits);
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  auto check = [&](const char* what) {
+    xsg_check chk;
+    XT_CHECK(xsg_compare(&chk, C, ref, state, M, N) == XS_OK);
+    XT_CHECK_MSG(xsg_check_ok(&chk), "%s: rel_err %.2e wrong %lld", what, chk.rel_err, chk.wrong);
+    printf("  %s %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL", what,
+           chk.rel_err, chk.wrong);
+  };
+  for (int warm = 1; warm >= 0; warm--) {
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    if (warm) { /* a launch outside capture makes the stream's workspace */
+      XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
+      CK(cudaStreamSynchronize(st));
+    }
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
+    xs_gemm_args ex = a; /* the caller's split, no workspace to be had: refused */
+    ex.split_k = 3;
+    const xs_result r = xs_gemm_run(&ex, e, sc, st);
+    XT_EQ_INT(r, warm ? XS_OK : XS_ERR_UNSUPPORTED);
+    CK(cudaStreamEndCapture(st, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    for (int rep = 0; rep < 3; rep++) {
+      XT_CHECK(xsg_poison(C, (int64_t)M * N) == XS_OK);
+      CK(cudaDeviceSynchronize());
+      CK(cudaGraphLaunch(ge, st));
+      CK(cudaStreamSynchronize(st));
+      check(warm ? "graph, warm stream" : "graph, fresh stream (unsplit)");
+    }
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(st));
+  }
+  void* bufs[] = {A, B, C, ref, state};
+  for (int i = 0; i < 5; i++)
+    cudaFree(bufs[i]);
+}
+
 /* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
  * flags are set): few CTAs (max_ctas 5, 8, 11) so that a small rest of tiles is left for the last
  * wave, on shapes whose last n-block is partial (the second half of a tile then has work, or lies
@@ -1327,6 +1393,7 @@ int main(void) {
   XT_RUN(test_v11_v13_epilogues);
   XT_RUN(test_tail_split);
   XT_RUN(test_splitk);
+  XT_RUN(test_splitk_graph);
   XT_RUN(test_contig_spec);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);
