@@ -829,7 +829,8 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
  * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
 static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
   static const int shapes[][3] = {{512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584},
-                                  {128, 7168, 8192}, {256, 7168, 8192}, {1024, 1280, 8192}};
+                                  {128, 7168, 8192}, {256, 7168, 8192}, {1024, 1280, 8192},
+                                  {128, 8192, 1024}, {256, 8192, 1024}, {256, 8192, 3584}};
   const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -869,10 +870,17 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
     printf("  v3 %.1f", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
     a.version = XS_GEMM_V2;
     printf("  v2 %.1f\n", timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
-    for (int bn = 256; bn >= 128; bn /= 2) {
+    for (int bn = 256; bn >= 64; bn /= 2) {
       const int tiles_bn = (M + 127) / 128 * ((N + bn - 1) / bn);
       const int most_bn = sms / tiles_bn < 16 ? sms / tiles_bn : 16;
       const int tries[4] = {2, 4, 8, most_bn};
+      if (bn < 256) { /* unsplit on this tile */
+        xsg_probe.splitk_bn = bn;
+        a.version = XS_GEMM_V14, a.split_k = 1;
+        printf("   128x%d unsplit (%d tiles): %.1f\n", bn, tiles_bn,
+               timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
+        a.split_k = 0;
+      }
       xsg_probe.splitk_bn = bn;
       for (int j = 0; j < 4; j++) {
         const int S = tries[j];

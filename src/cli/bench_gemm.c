@@ -15,12 +15,13 @@
 #include "kernels/gemm/bench.h"
 
 /* Rows per case: the dense long shapes have up to 28 (cuBLAS, v1-v6, v8, v11-v13, AUTO and AUTO
- * with PDL, bands 4 and 16, v14 at up to four splits where it splits, hooks v2-v6, v8, v11-v13,
- * cuBLAS and AUTO alone; hook rows are dropped first when they do not fit), a grouped case up to 32
- * (six cuBLAS baselines: dense, loop, strided- and grouped-batched, both again followed by
- * SiLU*mul; v1, contig and masked v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and without PDL,
- * masked AUTO without the SiLU*mul, two contig bands, and the strided-batched A/A control). */
-#define MAX_ROWS 40
+ * with PDL, bands 4 and 16, v14 (its plan, and at up to four splits where it splits), hooks v2-v6,
+ * v8, v11-v13, cuBLAS and AUTO alone; hook rows are dropped first when they do not fit), a grouped
+ * case up to 32 (six cuBLAS baselines: dense, loop, strided- and grouped-batched, both again
+ * followed by SiLU*mul; v1, contig and masked v2-v4, v6, v7 or v8, v11-v13, AUTO on both with and
+ * without PDL, masked AUTO without the SiLU*mul, two contig bands, and the strided-batched A/A
+ * control). */
+#define MAX_ROWS 44
 
 typedef struct summary_line {
   char name[96];

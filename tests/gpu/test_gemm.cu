@@ -925,7 +925,7 @@ static void test_splitk(void) {
       {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
   };
   const int splits[] = {2, 3, 5, 16};
-  for (int w = 256; w >= 128; w /= 2) /* both tile widths (the probe forces one) */
+  for (int w = 256; w >= 64; w /= 2) /* every tile width (the probe forces one) */
     for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
       for (int j = 0; j < 4; j++) {
         xsg_probe.splitk_bn = w;
@@ -1017,6 +1017,10 @@ static void test_splitk(void) {
   q.M = 512, q.N = 1280, q.K = 8192, q.split_k = 1;
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V14, "split_k 1: AUTO v%d", (int)t.version);
+  q.version = XS_GEMM_V14; /* v14 with split_k 1: its tile, no split */
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.version == XS_GEMM_V14 && t.splits == 1, "v14 split_k 1: splits %d", t.splits);
+  q.version = XS_GEMM_AUTO;
   q.split_k = 17;
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_ERR_INVALID_ARG);
   q.split_k = 13, q.M = 512, q.N = 2304; /* SiLU*mul, 4 x 9 tiles: 13 slices' sums do not fit */

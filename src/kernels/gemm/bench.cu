@@ -381,7 +381,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   XSI_ARG(base && base->status == XS_OK && !fns.empty(), "gemm bench: the cuBLAS row failed");
   const xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
   const xs_gemm_epilogue plain = XS_GEMM_EPILOGUE_INITIALIZER;
-  static const char* names[14] = {"auto",
+  static const char* names[15] = {"auto",
                                   "v1 simt 64x64",
                                   "v2 wgmma 128x128",
                                   "v3 wgmma 128x256",
@@ -394,9 +394,10 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
                                   "v10 streams 64x256",
                                   "v11 128x256 deferred",
                                   "v12 128x256 direct",
-                                  "v13 128x256 slot-staged"};
-  int plain_at[14], hook_at[14]; /* index in fns, -1: not timed */
-  for (int v = 0; v < 14; v++)
+                                  "v13 128x256 slot-staged",
+                                  "v14 (its plan)"};
+  int plain_at[15], hook_at[15]; /* index in fns, -1: not timed */
+  for (int v = 0; v < 15; v++)
     plain_at[v] = hook_at[v] = -1;
   /* NOTE: v7 (token-major tiles of <= 64 rows, for few rows) only on shapes with M <= 128,
    * where it is in AUTO's range or next to it; on the long shapes it would add rows that AUTO
@@ -408,7 +409,7 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
    * the deferred epilogue, tuning round 9), whose row beside v3's is that round's question, and
    * v12 (v3 storing straight from the accumulators, same round) and v13 (v3 staging its second
    * pass in the tile's last ring slot, same round). */
-  constexpr int last_v = 13;
+  constexpr int last_v = 14;
   static_assert(sizeof names / sizeof names[0] == last_v + 1 &&
                     sizeof plain_at / sizeof plain_at[0] == last_v + 1,
                 "one name and slot per version");

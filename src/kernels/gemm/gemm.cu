@@ -219,7 +219,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   int sk_bn = 256;
   const int sk_auto = xsg_splitk_plan_w(a->M, a->N, a->K, silu, dev.sms, split_k >= 2 ? split_k : 0,
                                         xsg_probe.splitk_bn, &sk_bn);
-  if (!why && split_k >= 2 && sk_auto < 2) {
+  if (!why && split_k >= 2 && sk_auto == 0) {
     const int n_out = silu ? a->N / 2 : a->N, mb = xsg_cdiv(a->M, 128);
     return xsi_set_error(
         XS_ERR_INVALID_ARG,
@@ -229,11 +229,13 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
         split_k, dev.sms, mb * xsg_cdiv(n_out, silu ? 128 : 256),
         mb * xsg_cdiv(n_out, silu ? 64 : 128));
   }
-  if (sk_auto < 2) sk_bn = 256;
+  if (sk_auto == 0) sk_bn = xsg_probe.splitk_bn ? xsg_probe.splitk_bn : 256;
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
-    if (a->version == XS_GEMM_V14) v14_tiling(t, a, silu, sk_auto, sk_bn);
+    /* (split_k 1: no split, on the plan's or the probe's tile) */
+    if (a->version == XS_GEMM_V14)
+      v14_tiling(t, a, silu, split_k == 1 || sk_auto == 0 ? 1 : sk_auto, sk_bn);
     return XS_OK;
   }
   if (why) {
@@ -249,7 +251,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * v7 0.23 / 0.22 / 0.26; x 7168 x 8192: v14 0.76 / 0.77 / 0.71, v7 0.92 / 0.93 / 0.85. */
   const int v7_few = (silu ? a->N / 2 : a->N) / 64 < dev.sms / 4;
   if (a->layout == XS_GEMM_DENSE && !ready &&
-      (split_k >= 2 || (split_k == 0 && sk_auto >= 2 && (a->M > 64 || v7_few)))) {
+      (split_k >= 2 || (split_k == 0 && sk_auto >= 1 && (a->M > 64 || v7_few)))) {
     fill_tiling(t, a, silu, XS_GEMM_V14, dev.sms);
     v14_tiling(t, a, silu, sk_auto, sk_bn);
     return XS_OK;

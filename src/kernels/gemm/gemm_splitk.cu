@@ -53,7 +53,7 @@ template <int BN_> struct sk_cfg {
   static_assert(STAGES * STAGE_BYTES == XSG_SPLITK_SUMS_BYTES, "the fix-up's sums fill the ring");
   static constexpr int GROUPS = BN / 8; /* float4 groups of sums per consumer thread */
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
-  static_assert(BN == 128 || BN == 256, "v14 tiles: 128 x 256 or 128 x 128");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "v14 tiles: 128 x 256, 128 x 128, 128 x 64");
 };
 
 /* The bounded wait of the fix-up barrier: until *gen differs from g (acquire, GPU scope). */
@@ -300,13 +300,15 @@ static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, cons
 cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
                               const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
                               cudaStream_t stream) {
-  return bn == 128 ? launch_splitk<128>(p, sk, map_a, map_b, ctas, stream)
-                   : launch_splitk<256>(p, sk, map_a, map_b, ctas, stream);
+  return bn == 64    ? launch_splitk<64>(p, sk, map_a, map_b, ctas, stream)
+         : bn == 128 ? launch_splitk<128>(p, sk, map_a, map_b, ctas, stream)
+                     : launch_splitk<256>(p, sk, map_a, map_b, ctas, stream);
 }
 
 cudaError_t xsg_preload_splitk(void) {
   cudaFuncAttributes a;
   cudaError_t e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<256>);
   if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<128>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<64>);
   return e;
 }

@@ -459,11 +459,16 @@ xsg_store_direct(const xsg_params& p, int half, int tid, int silu, int row0, int
   }
 }
 
-/* One k16 step of a consumer warpgroup's 64 x BN accumulators: wgmma m64nBNk16 (BN = 128, 192,
- * 208, 224, 256) from the shared-memory descriptors da (A) and db (B); acc = 0 overwrites. */
+/* One k16 step of a consumer warpgroup's 64 x BN accumulators: wgmma m64nBNk16 (BN = 64, 128,
+ * 192, 208, 224, 256) from the shared-memory descriptors da (A) and db (B); acc = 0 overwrites. */
 template <int BN>
 static __device__ __forceinline__ void xsg_wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db,
                                                       int acc);
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<64>(float (&d)[32], uint64_t da, uint64_t db,
+                                                   int acc) {
+  xs_wgmma_m64n64k16_bf16_ss(d, da, db, acc);
+}
 template <>
 __device__ __forceinline__ void xsg_wgmma_tile<128>(float (&d)[64], uint64_t da, uint64_t db,
                                                     int acc) {

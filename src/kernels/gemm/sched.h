@@ -583,46 +583,57 @@ XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
 }
 
 /* v14's plan for a dense M x N x K problem (N: rows of B, 2I with SiLU*mul) on `sms` SMs: the
- * tile width *bn (256 or 128 B rows: tiles of 128 x bn, output columns bn or bn / 2 with
- * SiLU*mul) and the split S (returned; 1: none). `want` >= 2 asks for that S (the width that fits
- * and is predicted faster; 1 when neither fits); 0 lets the model choose both. (_w: only tiles
- * of only_bn B rows when nonzero, the probe's.) Constraints: S x
- * tiles <= sms (one unit per SM), the share fits (xsg_splitk_fits), a slice keeps at least
- * XSG_SPLITK_MIN_KB k-blocks. Prediction, in ns: the slower of the busiest CTA's k-blocks (per
- * k-block XSG_SPLITK_KB_NS on a 128 x 256 tile, XSG_SPLITK_KB128_NS on v14's 128 x 128,
- * XSG_SPLITK_V2_KB_NS on v2's) and streaming A and B from HBM (XSG_SPLITK_HBM_BPNS bytes per ns),
- * plus the fix-up for a split (XSG_SPLITK_FIXUP_NS on 128 x 256 tiles, XSG_SPLITK_FIXUP128_NS on
- * 128 x 128: half the sums). The model's split is taken when it beats the unsplit v3 and v2 (the
- * same two tile widths unsplit). Fitted to the H200 (session 22, bench_gemm_chain --splitk, back
- * to back, calls C and J): per k-block v3 0.61-0.64 us, v14 128 x 128 0.27-0.39, v2 unsplit 0.39-
- * 0.42 (one wave); the fix-up (the whole kernel minus the multiply alone) 6.3-9.0 us on 128 x 256
- * tiles, 4.8-5.6 on 128 x 128; 128 x 8192 x 3584 streams its 59 MB of weights at ~4 TB/s. */
+ * tile width *bn (256, 128 or 64 B rows: tiles of 128 x bn, output columns bn or bn / 2 with
+ * SiLU*mul) and the split S, returned: S >= 2 split-K, 1 v14 unsplit (one wave of 128 x 128 or
+ * 128 x 64 tiles), 0 none (v2 or v3 predicted faster; or `want` does not fit). `want` >= 2 asks
+ * for that S (the width that fits and is predicted faster); 0 lets the model choose. (_w: only
+ * tiles of only_bn B rows when nonzero, the probe's.) Constraints: S x tiles <= sms (one unit per
+ * SM), the share fits (xsg_splitk_fits), a slice keeps at least XSG_SPLITK_MIN_KB k-blocks; v14
+ * unsplit only where its tiles fit in one wave. Prediction, in ns (xsg_splitk_predict): the
+ * slower of the busiest CTA's k-blocks (per k-block on v14's 128 x 256 / 128 x 128 / 128 x 64
+ * tiles XSG_SPLITK_KB_NS / _KB128_NS / _KB64_NS; on v3 XSG_SPLITK_KB_NS, on v2 _V2_KB_NS) and
+ * streaming A and B from HBM (XSG_SPLITK_HBM_BPNS bytes per ns), plus the fix-up of a split
+ * (XSG_SPLITK_FIXUP_NS, _FIXUP128_NS, _FIXUP64_NS: the sums scale with the tile). Fitted to the
+ * H200 (session 22, bench_gemm_chain --splitk, back to back, calls C, J, N, O): per k-block v3
+ * 0.61-0.64 us, v14 128 x 128 0.27-0.40 (split or not), 128 x 64 ~0.30 (its loads, not its
+ * flops, bound it), v2 0.39-0.45 (v14 unsplit ran the same 128 x 128 tiles 10-30 % faster than v2
+ * in one wave: its direct epilogue, no persistent schedule); the fix-up (the whole kernel minus
+ * the multiply alone) 6.3-9.0 us on 128 x 256 tiles, 4.8-5.6 on 128 x 128, ~3.6 on 128 x 64;
+ * 128 x 8192 x 3584 streams its 59 MB of weights at ~4 TB/s. */
 #define XSG_SPLITK_MIN_KB 4
 #define XSG_SPLITK_MAX 16
 #define XSG_SPLITK_KB_NS 640
-#define XSG_SPLITK_KB128_NS 330
+#define XSG_SPLITK_KB128_NS 340
+#define XSG_SPLITK_KB64_NS 300
 #define XSG_SPLITK_V2_KB_NS 400
 #define XSG_SPLITK_HBM_BPNS 4000
 #define XSG_SPLITK_FIXUP_NS 7500
 #define XSG_SPLITK_FIXUP128_NS 5200
-XSG_HD int64_t xsg_splitk_predict(int M, int N, int K, int silu, int bn, int S, int sms) {
+#define XSG_SPLITK_FIXUP64_NS 3800
+/* The predicted time of v14 (v14 != 0) on tiles 128 x bn with split S, or of v3 (bn 256) / v2
+ * (bn 128) unsplit (v14 == 0). */
+XSG_HD int64_t xsg_splitk_predict(int M, int N, int K, int silu, int bn, int S, int sms, int v14) {
   const int n_out = silu ? N / 2 : N, k_blocks = xsg_cdiv(K, 64);
   const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(n_out, silu ? bn / 2 : bn);
   const int64_t mem = ((int64_t)M + N) * K * 2 / XSG_SPLITK_HBM_BPNS;
-  const int64_t kb_ns = bn == 256 ? XSG_SPLITK_KB_NS
-                        : S > 1   ? XSG_SPLITK_KB128_NS
-                                  : XSG_SPLITK_V2_KB_NS;
+  const int64_t kb_ns = bn == 256   ? XSG_SPLITK_KB_NS
+                        : !v14      ? XSG_SPLITK_V2_KB_NS
+                        : bn == 128 ? XSG_SPLITK_KB128_NS
+                                    : XSG_SPLITK_KB64_NS;
+  const int64_t fix = bn == 256   ? XSG_SPLITK_FIXUP_NS
+                      : bn == 128 ? XSG_SPLITK_FIXUP128_NS
+                                  : XSG_SPLITK_FIXUP64_NS;
   int64_t t = S > 1 ? (int64_t)xsg_cdiv(k_blocks, S) * kb_ns
                     : (int64_t)xsg_cdiv(tiles, sms) * k_blocks * kb_ns;
   t = t > mem ? t : mem;
-  return t + (S > 1 ? (bn == 256 ? XSG_SPLITK_FIXUP_NS : XSG_SPLITK_FIXUP128_NS) : 0);
+  return t + (S > 1 ? fix : 0);
 }
 XSG_HD int xsg_splitk_plan_w(int M, int N, int K, int silu, int sms, int want, int only_bn,
                              int* bn) {
   const int n_out = silu ? N / 2 : N, k_blocks = xsg_cdiv(K, 64);
-  int best_s = 1, best_bn = 256;
+  int best_s = 0, best_bn = 256;
   int64_t best = -1;
-  for (int w = 256; w >= 128; w /= 2) {
+  for (int w = 256; w >= 64; w /= 2) {
     if (only_bn && w != only_bn) continue;
     const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(n_out, silu ? w / 2 : w);
     if (tiles < 1 || sms < 2) continue;
@@ -633,17 +644,22 @@ XSG_HD int xsg_splitk_plan_w(int M, int N, int K, int silu, int sms, int want, i
       while (S >= 2 && !xsg_splitk_fits(S, silu, w))
         S--;
     } else if ((int64_t)S * tiles > sms || !xsg_splitk_fits(S, silu, w)) {
-      continue;
+      S = 0;
     }
-    if (S < 2) continue;
-    const int64_t t = xsg_splitk_predict(M, N, K, silu, w, S, sms);
-    if (best < 0 || t < best) best = t, best_s = S, best_bn = w;
+    if (S >= 2) {
+      const int64_t t = xsg_splitk_predict(M, N, K, silu, w, S, sms, 1);
+      if (best < 0 || t < best) best = t, best_s = S, best_bn = w;
+    }
+    if (want < 2 && w < 256 && tiles <= sms) { /* v14 unsplit, one wave */
+      const int64_t t = xsg_splitk_predict(M, N, K, silu, w, 1, sms, 1);
+      if (best < 0 || t < best) best = t, best_s = 1, best_bn = w;
+    }
   }
   *bn = best_bn;
-  if (want >= 2 || best < 0) return best < 0 ? 1 : best_s;
-  const int64_t v3 = xsg_splitk_predict(M, N, K, silu, 256, 1, sms);
-  const int64_t v2 = xsg_splitk_predict(M, N, K, silu, 128, 1, sms);
-  return best < (v2 < v3 ? v2 : v3) ? best_s : 1;
+  if (want >= 2 || best < 0) return best < 0 ? 0 : best_s;
+  const int64_t v3 = xsg_splitk_predict(M, N, K, silu, 256, 1, sms, 0);
+  const int64_t v2 = xsg_splitk_predict(M, N, K, silu, 128, 1, sms, 0);
+  return best < (v2 < v3 ? v2 : v3) ? best_s : 0;
 }
 XSG_HD int xsg_splitk_plan(int M, int N, int K, int silu, int sms, int want, int* bn) {
   return xsg_splitk_plan_w(M, N, K, silu, sms, want, 0, bn);
