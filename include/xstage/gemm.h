@@ -93,14 +93,15 @@ typedef enum xs_gemm_version {
    * waiting for the first pass's TMA store to read the staging buffer. Every feature of v3 (the
    * map path and SiLU*mul, one pass, run as in v3). */
   XS_GEMM_V13 = 13,
-  /* v14 — Hopper, DENSE only: tiles of 128x256 or 128x128 (the plan's choice, reported by
-   * xs_gemm_tiles) with K split over S CTAs per tile (split-K), for problems with fewer tiles
-   * than SMs (small batches with a long K). Each CTA multiplies one slice of K; the S CTAs of a
-   * tile exchange fp32 sums through a workspace (xs_gemm_args.workspace) and each stores 1/S of
-   * the tile; the sum is taken in slice order, so results are the same bits every run. S:
-   * xs_gemm_args.split_k, or AUTO's choice (xs_gemm_tiling.splits). Every epilogue feature
-   * (STORE_MAP, SiLU*mul, tile flags) and tile order; max_ctas caps the CTAs (S x tiles). AUTO's
-   * pick for dense problems it splits (docs/gemm.md, "Split-K"). */
+  /* v14 — Hopper, DENSE only: tiles of 128x256, 128x128 or 128x64 (the plan's choice, reported
+   * by xs_gemm_tiles), optionally with K split over S CTAs per tile (split-K), for problems with
+   * fewer tiles than SMs (small batches). Split: each CTA multiplies one slice of K; the S CTAs
+   * of a tile exchange fp32 sums through a workspace (xs_gemm_args.workspace) and each stores
+   * 1/S of the tile; the sum is taken in slice order, so results are the same bits every run.
+   * Unsplit: one CTA per tile, stored straight from the accumulators. S: xs_gemm_args.split_k,
+   * or AUTO's choice (xs_gemm_tiling.splits). Every epilogue feature (STORE_MAP, SiLU*mul, tile
+   * flags) and tile order; max_ctas caps the CTAs (S x tiles). AUTO's pick for dense problems of
+   * one wave or less where its model predicts it faster than v2 / v3 (docs/gemm.md, "Split-K"). */
   XS_GEMM_V14 = 14,
 } xs_gemm_version;
 
