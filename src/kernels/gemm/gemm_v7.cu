@@ -51,57 +51,6 @@
 
 namespace {
 
-/* NOTE: the m64n16k16 and m64n32k16 shapes are not in xstage/ptx/hopper.cuh (which v2-v6 and
- * attention use: n64 and up); they are the same instruction as its wrappers with fewer
- * accumulators, kept here beside their only user. Both operands K-major from shared memory
- * (128-byte swizzle descriptors), scale_d = 0 overwrites d. */
-
-/* wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16: d[8] (+)= A(64x16) * B(16x16)^T. */
-__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], uint64_t desc_a, uint64_t desc_b,
-                                                int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-                 "+f"(d[7])
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-/* wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16: d[16] (+)= A(64x16) * B(32x16)^T. */
-__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b,
-                                                int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-               "%16, %17, p, 1, 1, 0, 0;\n}\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
-                 "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-}
-
-template <int BT>
-__device__ __forceinline__ void wgmma_tokens(float (&d)[BT / 2], uint64_t dw, uint64_t dx, int acc);
-template <>
-__device__ __forceinline__ void wgmma_tokens<16>(float (&d)[8], uint64_t dw, uint64_t dx, int acc) {
-  wgmma_m64n16k16(d, dw, dx, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tokens<32>(float (&d)[16], uint64_t dw, uint64_t dx,
-                                                 int acc) {
-  wgmma_m64n32k16(d, dw, dx, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tokens<64>(float (&d)[32], uint64_t dw, uint64_t dx,
-                                                 int acc) {
-  xs_wgmma_m64n64k16_bf16_ss(d, dw, dx, acc);
-}
-template <>
-__device__ __forceinline__ void wgmma_tokens<128>(float (&d)[64], uint64_t dw, uint64_t dx,
-                                                  int acc) {
-  xs_wgmma_m64n128k16_bf16_ss(d, dw, dx, acc);
-}
-
 /* ---- compile-time configuration (one block per instantiation) ---- */
 template <int BT_, int BW_> struct v7_cfg {
   static constexpr int BT = BT_; /* tile rows (tokens) = the wgmma N */
@@ -463,8 +412,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
 #pragma unroll
         for (int kk = 0; kk < cfg::BK / 16; kk++) {   /* +32 bytes per k16 step = +2 in the */
           const int acc = (kb > kb_lo || kk > 0) ? 1 : 0; /* descriptor's address field */
-          wgmma_tokens<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
-          if (BW == 128) wgmma_tokens<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
+          xsg_wgmma_tile<BT>(d0, dw0 + 2 * kk, dx + 2 * kk, acc);
+          if (BW == 128) xsg_wgmma_tile<BT>(d1, dw1 + 2 * kk, dx + 2 * kk, acc);
         }
         xs_wgmma_commit();
         /* The previous k-block's group has retired once at most one group is pending: its

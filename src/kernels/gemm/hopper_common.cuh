@@ -459,11 +459,50 @@ xsg_store_direct(const xsg_params& p, int half, int tid, int silu, int row0, int
   }
 }
 
-/* One k16 step of a consumer warpgroup's 64 x BN accumulators: wgmma m64nBNk16 (BN = 64, 128,
- * 192, 208, 224, 256) from the shared-memory descriptors da (A) and db (B); acc = 0 overwrites. */
+/* The m64n16k16 and m64n32k16 shapes (v7's 16- and 32-token tiles) are not in
+ * xstage/ptx/hopper.cuh (n64 and up, which attention uses too); the same instruction as its
+ * wrappers with fewer accumulators. Both operands K-major from shared memory (128-byte swizzle
+ * descriptors), scale_d = 0 overwrites d. */
+/* wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16: d[8] (+)= A(64x16) * B(16x16)^T. */
+static __device__ __forceinline__ void xsg_wgmma_m64n16k16(float (&d)[8], uint64_t desc_a,
+                                                           uint64_t desc_b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7])
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16: d[16] (+)= A(64x16) * B(32x16)^T. */
+static __device__ __forceinline__ void xsg_wgmma_m64n32k16(float (&d)[16], uint64_t desc_a,
+                                                           uint64_t desc_b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+               "%16, %17, p, 1, 1, 0, 0;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                 "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]),
+                 "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/* One k16 step of a consumer warpgroup's 64 x BN accumulators: wgmma m64nBNk16 (BN = 16, 32, 64,
+ * 128, 192, 208, 224, 256; v7 passes its token tile as BN) from the shared-memory descriptors da
+ * (A) and db (B); acc = 0 overwrites. */
 template <int BN>
 static __device__ __forceinline__ void xsg_wgmma_tile(float (&d)[BN / 2], uint64_t da, uint64_t db,
                                                       int acc);
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<16>(float (&d)[8], uint64_t da, uint64_t db,
+                                                   int acc) {
+  xsg_wgmma_m64n16k16(d, da, db, acc);
+}
+template <>
+__device__ __forceinline__ void xsg_wgmma_tile<32>(float (&d)[16], uint64_t da, uint64_t db,
+                                                   int acc) {
+  xsg_wgmma_m64n32k16(d, da, db, acc);
+}
 template <>
 __device__ __forceinline__ void xsg_wgmma_tile<64>(float (&d)[32], uint64_t da, uint64_t db,
                                                    int acc) {
