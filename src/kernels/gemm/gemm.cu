@@ -243,8 +243,9 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     fill_tiling(t, a, silu, XS_GEMM_V1);
     return XS_OK;
   }
-  /* AUTO, split-K (session 22): a dense problem of few tiles with a long K runs v14 when the
-   * rule splits it (or the caller asks for a split); not with input readiness (v3's waits).
+  /* AUTO, v14 (session 22): a dense problem of one wave or less runs v14 where its plan predicts
+   * it (split-K, or one wave unsplit) faster than v2 / v3 (or the caller asks for a split); not
+   * with input readiness (v3's waits).
    * At most 64 rows (v7's range) only where v7 has few tiles too: fewer 64-column blocks than a
    * quarter of the SMs (20 of 132 measured below; 64, e.g. N = 4096, not measured: v7). Call E
    * (H200, back to back, against cuBLAS): x 1280 x 8192 at M = 1, 16, 64: v14 0.53 / 0.49 / 0.56,

@@ -1,6 +1,7 @@
-/* gemm_splitk.cu — v14: v3's 128 x 256 tile with K split over several CTAs (split-K), for dense
- * problems with fewer tiles than SMs (a tensor-parallel layer's projections at small batches:
- * Llama-3-70B TP8 QKV at 512 tokens is 20 tiles of 128 x 256 on 132 SMs, K = 8192).
+/* gemm_splitk.cu — v14: tiles of 128 x BN (BN = 256, 128 or 64 B rows), one wave of them or K
+ * split over several CTAs per tile (split-K), for dense problems with fewer tiles than SMs (a
+ * tensor-parallel layer's projections at small batches: Llama-3-70B TP8 QKV at 512 tokens is 20
+ * tiles of 128 x 256 on 132 SMs, K = 8192). The plan (sched.h xsg_splitk_plan) picks BN and S.
  *
  * Units: tile position P of the schedule (the raster order or the caller's list) and slice s < S
  * make unit u = P * S + s, computed by CTA u (grid = units, or fewer with S = 1: then each CTA
@@ -8,31 +9,35 @@
  * (sched.h xsg_splitk_range).
  *
  * Per CTA (384 threads, v3's roles): warpgroup 0's thread 0 streams the slice's A and B k-blocks
- * with TMA into a 4-slot ring (v3's boxes: A 128 rows, B two halves of 128 rows, or with SiLU*mul
- * the gate rows and the matching up rows); consumer warpgroups 1, 2 each own 64 rows of the tile
- * and multiply with wgmma m64n256k16 into 128 fp32 registers per thread (hopper_common.cuh
- * xsg_k_loop). Then, with S > 1, the fix-up:
+ * with TMA into a 192 KiB ring (4, 6 or 8 slots; A 128 rows, B two halves of BN / 2 rows, or with
+ * SiLU*mul the gate rows and the matching up rows); consumer warpgroups 1, 2 each own 64 rows of
+ * the tile and multiply with wgmma m64nBNk16 into BN / 2 fp32 registers per thread
+ * (hopper_common.cuh xsg_k_loop). Then, with S > 1, the fix-up:
  *   1. every CTA of the tile stores its fp32 sums to the workspace, in the accumulators' own
- *      order (slot u, float4 j of consumer thread t at ((u * 32 + j) * 256 + t) * 16 bytes: each
- *      warp's store is 512 contiguous bytes, no shuffles, no shared memory);
+ *      order (slot u, float4 j of consumer thread t at ((u * BN / 8 + j) * 256 + t) * 16 bytes:
+ *      each warp's store is 512 contiguous bytes, no shuffles), except its own share of step 3,
+ *      which it writes straight into its place in the ring;
  *   2. the tile's S CTAs meet at a barrier in the workspace (an arrival count, reset by the last
  *      arrival, which then bumps a generation word the others wait on; bounded, traps after 4 s):
  *      all S units of a tile are co-resident, as the host launches at most one unit per SM;
  *   3. CTA s gathers its share of the tile (output groups [g0, g1) of 8 columns, sched.h
- *      xsg_splitk_share) from every slice's sums into its ring with bulk copies (S copies of
- *      (g1 - g0) x 4 KiB, twice with SiLU*mul: gate and up), sums them in slice order 0..S-1
+ *      xsg_splitk_share) from the other slices' sums into its ring with bulk copies (S - 1 copies
+ *      of (g1 - g0) x 4 KiB, twice with SiLU*mul: gate and up), sums them in slice order 0..S-1
  *      (deterministic: the same bits every run), and stores that share of the output from
  *      registers (4-byte stores of bf16 pairs into C or the tile's map entry);
  *   4. with tile flags, the tile's S CTAs count their stores done (a second word); the last
  *      raises the tile's flag at system scope after everything is stored.
  * The counters go back to zero at every launch's end, so the workspace needs zeroing once only,
- * and a captured graph replays with the same arguments. Each CTA writes and reads about 128 KiB
- * of fp32 through L2; its share of the epilogue is 1/S of a tile.
+ * and a captured graph replays with the same arguments. Each CTA writes and reads about BN / 2
+ * KiB of fp32 through L2 ((S - 1) / S of its tile's sums); its share of the epilogue is 1/S of a
+ * tile.
  * NOTE (session 22, call A): the first fix-up summed the share from global memory into the
  * accumulator registers, one slice after another (ld.global.cg per float4): latency-bound, about
  * 12 us per launch whatever S, which made v14 lose to v2 wherever K was short. The bulk copies
  * bring every slice's share at once.
- * With S = 1 nothing of this runs (no workspace): v3's multiply with the direct epilogue.
+ * With S = 1 nothing of this runs (no workspace): the multiply and v12's direct epilogue
+ * (hopper_common.cuh xsg_store_direct). In one wave that ran the same 128 x 128 tiles 10-30 %
+ * faster than v2 (session 22, call O), so the plan weighs it too.
  */
 #include <cuda_bf16.h>
 
