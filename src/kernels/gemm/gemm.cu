@@ -183,7 +183,8 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
   return XS_OK;
 }
 
-/* v14's tiling: S slices of tiles 128 x bn B rows (sched.h xsg_splitk_plan). */
+/* v14's tiling: tiles of 128 x bn B rows, S slices of K each (1: unsplit; sched.h
+ * xsg_splitk_plan). */
 void v14_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, int S, int bn) {
   t->tile_n = silu ? bn / 2 : bn;
   t->n_blocks = xsg_cdiv(silu ? a->N / 2 : a->N, t->tile_n);
@@ -224,10 +225,10 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
     return xsi_set_error(
         XS_ERR_INVALID_ARG,
         "gemm v14: split_k %d does not fit: every CTA must be resident (S x tiles <= %d SMs; %d "
-        "tiles of 128x256, %d of 128x128) and its share of the fix-up fit in shared memory "
-        "(SiLU*mul: not 13-15 on 128x256 tiles)",
+        "tiles of 128x256, %d of 128x128, %d of 128x64) and its share of the fix-up fit in shared "
+        "memory (SiLU*mul: not 13-15 on 128x256 tiles)",
         split_k, dev.sms, mb * xsg_cdiv(n_out, silu ? 128 : 256),
-        mb * xsg_cdiv(n_out, silu ? 64 : 128));
+        mb * xsg_cdiv(n_out, silu ? 64 : 128), mb * xsg_cdiv(n_out, silu ? 32 : 64));
   }
   if (sk_auto == 0) sk_bn = xsg_probe.splitk_bn ? xsg_probe.splitk_bn : 256;
   if (a->version != XS_GEMM_AUTO) {
