@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gemm.sh — issue 5 on the H200, from the repo root, with ./build already built (no rebuild):
 # SASS check (HGMMA present, no local-memory spills in the GEMM kernels), a small smoke run,
-# the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead) and a
-# grouped (MoE) set: the quick set, then the full sweep. The bench times cuBLAS and every version
+# the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead), a TP
+# layer's dense GEMMs at 128-2048 tokens (v14's range) and a grouped (MoE) set: the quick set,
+# then the full sweep. The bench times cuBLAS and every version
 # of a case interleaved (rounds of one batch each, ratios = medians of per-round ratios), so the
 # card's clock drift under load cancels; the SM clock and power are logged after each bench step.
 # The dense bench runs twice: ratios and the hook overhead must hold in both passes. Everything
@@ -62,6 +63,10 @@ step "bench grouped quick" "$(left 25)" "$BIN" bench gemm --grouped --quick
 clocks "after bench grouped quick"
 step "bench dense (again)" "$(left 30)" "$BIN" bench gemm
 clocks "after bench dense (again)"
+# v14 (split-K, one wave): a TP layer's dense GEMMs in their order at small batches, and QKV
+step "tp layer (128-2048 tokens)" "$(left 30)" build/bench_gemm_chain --tp-layer \
+  --tp-m 128,256,512,2048 --rounds 10 --reps 10
+step "bench dense 512x1280x8192" "$(left 15)" "$BIN" bench gemm --M 512 --N 1280 --K 8192
 step "bench grouped full" "$(left 160)" "$BIN" bench gemm --grouped
 clocks "after bench grouped full"
 
@@ -79,7 +84,9 @@ clocks "after bench grouped full"
   grep -oE 'drift over the rounds [-+0-9.]+%' "$LOG" | awk '{print $NF}' | tr '\n' ' '
   echo
   echo "--- timing method (dense: cuBLAS, then AUTO's pick, each timed alone after the rounds; ms, TFLOP/s, ratio)"
-  grep -E '^  (cublas alone|auto -> v[0-9] alone) ' "$LOG" || echo "(none)"
+  grep -E '^  (cublas alone|auto -> v[0-9]+ alone) ' "$LOG" || echo "(none)"
+  echo "--- TP layer (Llama-3-70B TP8, cuBLAS / row in brackets)"
+  grep -E '^## TP layer|^   (auto|cublas) ' "$LOG" || echo "(none)"
   echo "--- bench summaries (interleaved ratios; TFLOP/s from median times)"
   awk '/^# summary/{on=1} on && NF {print} /^=== /{on=0}' "$LOG" | grep -v -e '^===' -e '^--- clocks' || echo "(none)"
   echo "--- targets (issue 5; verdict on AUTO's pick; dense twice: both passes should meet)"
