@@ -932,28 +932,28 @@ static void test_splitk(void) {
    * 68 tiles of 128 x 256 and 136 of 128 x 128: none; 512 x 7168 x 2048 and the other long shapes:
    * none (AUTO's other versions) */
   int bn = 0;
-  XT_CHECK(xsg_splitk_plan(512, 1280, 8192, 0, 132, 0, &bn) == 3 && bn == 128);
-  XT_CHECK(xsg_splitk_plan(128, 1280, 8192, 0, 132, 0, &bn) >= 2);
-  XT_CHECK(xsg_splitk_plan(128, 7168, 8192, 0, 132, 0, &bn) >= 2);
-  XT_CHECK(xsg_splitk_plan(128, 8192, 3584, 0, 132, 0, &bn) == 1 && bn == 64);
-  XT_CHECK(xsg_splitk_plan(128, 8192, 1024, 0, 132, 0, &bn) == 1 && bn == 64);
-  XT_CHECK(xsg_splitk_plan(256, 8192, 1024, 0, 132, 0, &bn) == 1 && bn == 128);
-  XT_CHECK(xsg_splitk_plan(256, 7168, 8192, 0, 132, 0, &bn) == 1 && bn == 128);
-  XT_EQ_INT(xsg_splitk_plan(2176, 1024, 8192, 0, 132, 0, &bn), 0);
-  XT_EQ_INT(xsg_splitk_plan(512, 7168, 2048, 0, 132, 0, &bn), 0);
-  XT_EQ_INT(xsg_splitk_plan(2048, 3072, 4096, 0, 132, 0, &bn), 0);
-  XT_EQ_INT(xsg_splitk_plan(8192, 8192, 8192, 0, 132, 0, &bn), 0);
+  XT_CHECK(xsg_splitk_plan_w(512, 1280, 8192, 0, 132, 0, 0, &bn) == 3 && bn == 128);
+  XT_CHECK(xsg_splitk_plan_w(128, 1280, 8192, 0, 132, 0, 0, &bn) >= 2);
+  XT_CHECK(xsg_splitk_plan_w(128, 7168, 8192, 0, 132, 0, 0, &bn) >= 2);
+  XT_CHECK(xsg_splitk_plan_w(128, 8192, 3584, 0, 132, 0, 0, &bn) == 1 && bn == 64);
+  XT_CHECK(xsg_splitk_plan_w(128, 8192, 1024, 0, 132, 0, 0, &bn) == 1 && bn == 64);
+  XT_CHECK(xsg_splitk_plan_w(256, 8192, 1024, 0, 132, 0, 0, &bn) == 1 && bn == 128);
+  XT_CHECK(xsg_splitk_plan_w(256, 7168, 8192, 0, 132, 0, 0, &bn) == 1 && bn == 128);
+  XT_EQ_INT(xsg_splitk_plan_w(2176, 1024, 8192, 0, 132, 0, 0, &bn), 0);
+  XT_EQ_INT(xsg_splitk_plan_w(512, 7168, 2048, 0, 132, 0, 0, &bn), 0);
+  XT_EQ_INT(xsg_splitk_plan_w(2048, 3072, 4096, 0, 132, 0, 0, &bn), 0);
+  XT_EQ_INT(xsg_splitk_plan_w(8192, 8192, 8192, 0, 132, 0, 0, &bn), 0);
   /* the caller's S: the width that fits; none */
-  XT_EQ_INT(xsg_splitk_plan(512, 1280, 8192, 0, 132, 6, &bn), 6);
+  XT_EQ_INT(xsg_splitk_plan_w(512, 1280, 8192, 0, 132, 6, 0, &bn), 6);
   XT_EQ_INT(bn, 256); /* 40 tiles of 128 x 128 x 6 > 132 */
-  XT_EQ_INT(xsg_splitk_plan(512, 1280, 8192, 0, 132, 3, &bn), 3);
-  XT_EQ_INT(xsg_splitk_plan(512, 1280, 8192, 0, 132, 7, &bn), 0);  /* 20 x 7 > 132 */
-  XT_EQ_INT(xsg_splitk_plan(512, 2304, 8192, 1, 132, 13, &bn), 0); /* 36 x 13: neither */
+  XT_EQ_INT(xsg_splitk_plan_w(512, 1280, 8192, 0, 132, 3, 0, &bn), 3);
+  XT_EQ_INT(xsg_splitk_plan_w(512, 1280, 8192, 0, 132, 7, 0, &bn), 0);  /* 20 x 7 > 132 */
+  XT_EQ_INT(xsg_splitk_plan_w(512, 2304, 8192, 1, 132, 13, 0, &bn), 0); /* 36 x 13: neither */
   for (int M = 1; M <= 1024; M += 127)
     for (int n = 256; n <= 8192; n += 256)
       for (int K = 64; K <= 16384; K += 960)
         for (int silu = 0; silu < 2; silu++) {
-          const int S = xsg_splitk_plan(M, n, K, silu, 132, 0, &bn);
+          const int S = xsg_splitk_plan_w(M, n, K, silu, 132, 0, 0, &bn);
           const int tiles = xsg_cdiv(M, 128) * xsg_cdiv(silu ? n / 2 : n, silu ? bn / 2 : bn);
           XT_CHECK_MSG(S == 0 || (S == 1 && bn < 256 && tiles <= 132) ||
                            (S >= 2 && S <= XSG_SPLITK_MAX && tiles * S <= 132 &&

@@ -586,8 +586,8 @@ XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
  * tile width *bn (256, 128 or 64 B rows: tiles of 128 x bn, output columns bn or bn / 2 with
  * SiLU*mul) and the split S, returned: S >= 2 split-K, 1 v14 unsplit (one wave of 128 x 128 or
  * 128 x 64 tiles), 0 none (v2 or v3 predicted faster; or `want` does not fit). `want` >= 2 asks
- * for that S (the width that fits and is predicted faster); 0 lets the model choose. (_w: only
- * tiles of only_bn B rows when nonzero, the probe's.) Constraints: S x tiles <= sms (one unit per
+ * for that S (the width that fits and is predicted faster); 0 lets the model choose; only_bn
+ * nonzero: tiles of that width only (the probe's). Constraints: S x tiles <= sms (one unit per
  * SM), the share fits (xsg_splitk_fits), a slice keeps at least XSG_SPLITK_MIN_KB k-blocks; v14
  * unsplit only where its tiles fit in one wave. Prediction, in ns (xsg_splitk_predict): the
  * slower of the busiest CTA's k-blocks (per k-block on v14's 128 x 256 / 128 x 128 / 128 x 64
@@ -660,8 +660,5 @@ XSG_HD int xsg_splitk_plan_w(int M, int N, int K, int silu, int sms, int want, i
   const int64_t v3 = xsg_splitk_predict(M, N, K, silu, 256, 1, sms, 0);
   const int64_t v2 = xsg_splitk_predict(M, N, K, silu, 128, 1, sms, 0);
   return best < (v2 < v3 ? v2 : v3) ? best_s : 0;
-}
-XSG_HD int xsg_splitk_plan(int M, int N, int K, int silu, int sms, int want, int* bn) {
-  return xsg_splitk_plan_w(M, N, K, silu, sms, want, 0, bn);
 }
 #endif
