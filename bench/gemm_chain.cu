@@ -823,21 +823,35 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   return 1;
 }
 
-/* --splitk: where v14's time goes (session 22). Per dense shape and split S: the whole kernel,
+/* --splitk: where v14's time goes (sessions 22, 23). Per dense shape and split S: the whole kernel
+ * (its slices as clusters where they fit), the same through the workspace,
  * the multiply alone (xsg_probe.splitk 1: no fix-up), and the multiply with the sums' stores and
  * the barrier (2: no gather, no output); v3 unsplit and cuBLAS beside them. Microseconds per
  * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
+static int g_shapes[16][3], g_nshapes; /* --shapes: the sweep's shapes instead of its own */
+static int g_unsplit_only;             /* --unsplit-only: the sweep's unsplit rows alone */
+
 static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
-  static const int shapes[][3] = {{512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584},
-                                  {128, 7168, 8192}, {256, 7168, 8192}, {1024, 1280, 8192},
-                                  {128, 8192, 1024}, {256, 8192, 1024}, {256, 8192, 3584}};
-  const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+  static const int own[][3] = {{512, 1280, 8192}, {128, 1280, 8192}, {128, 8192, 3584},
+                               {128, 7168, 8192}, {256, 7168, 8192}, {1024, 1280, 8192},
+                               {128, 8192, 1024}, {256, 8192, 1024}, {256, 8192, 3584}};
+  const int(*shapes)[3] = g_nshapes ? g_shapes : own;
+  const int nshapes = g_nshapes ? g_nshapes : (int)(sizeof own / sizeof own[0]);
   int sms = 0;
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
   double* t = (double*)malloc(sizeof(double) * rounds);
+  for (int bn = 256; bn >= 64; bn /= 2) { /* the clusters of a split that fit at once */
+    printf("# v14 128x%d: clusters of S = 2..8 that fit at once:", bn);
+    for (int S = 2; S <= 8; S++) {
+      int n = 0;
+      CK(xsg_splitk_max_clusters(bn, S, &n));
+      printf(" %d", n);
+    }
+    printf("\n");
+  }
   for (int i = 0; i < nshapes; i++) {
     const int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     void *A, *B, *C;
@@ -877,24 +891,48 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
       if (bn < 256) { /* unsplit on this tile */
         xsg_probe.splitk_bn = bn;
         a.version = XS_GEMM_V14, a.split_k = 1;
-        printf("   128x%d unsplit (%d tiles): %.1f\n", bn, tiles_bn,
-               timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); }));
+        const double whole = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        xsg_probe.splitk = 4;
+        const double a_once = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        xsg_probe.splitk = 0;
+        double promo[2]; /* the maps' L2 promotion: none, 128 B (the library's: 256 B) */
+        for (int j = 0; j < 2; j++) {
+          xsg_probe.l2_promo = j ? 3 : 1;
+          promo[j] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        }
+        xsg_probe.l2_promo = 0;
+        xsg_probe.splitk_halves = 1;
+        const double halves = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        xsg_probe.splitk_halves = 0;
+        printf("   128x%d unsplit (%d tiles): %.1f, A loaded once %.1f, L2 promotion none %.1f, "
+               "128 B %.1f, B in halves %.1f\n",
+               bn, tiles_bn, whole, a_once, promo[0], promo[1], halves);
         a.split_k = 0;
       }
       xsg_probe.splitk_bn = bn;
-      for (int j = 0; j < 4; j++) {
+      for (int j = 0; j < 4 && !g_unsplit_only; j++) {
         const int S = tries[j];
         if (S < 2 || S > most_bn || (j == 3 && (S == 2 || S == 4 || S == 8))) continue;
         a.version = XS_GEMM_V14, a.split_k = S;
-        double us[4];
-        for (int mode = 0; mode < 4; mode++) {
-          xsg_probe.splitk = mode;
-          us[mode] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        xs_gemm_tiling tt;
+        CX(xs_gemm_tiles(&tt, &a, XS_GEMM_ACT_NONE));
+        size_t ws_bytes = 0;
+        CX(xs_gemm_workspace_size(&ws_bytes, &a, XS_GEMM_ACT_NONE));
+        /* the library's (clusters where they fit), then through the workspace: whole, the
+         * multiply alone, the multiply with the sums' stores and the barrier */
+        static const int modes[6][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {1, 2}, {0, 5}};
+        double us[6];
+        for (int m = 0; m < 6; m++) {
+          xsg_probe.splitk_global = modes[m][0];
+          xsg_probe.splitk = modes[m][1];
+          us[m] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
         }
-        xsg_probe.splitk = 0;
-        printf("   128x%d S %2d: whole %.1f, multiply alone %.1f, + sums stored and barrier %.1f, "
-               "+ sums stored %.1f\n",
-               bn, S, us[0], us[1], us[2], us[3]);
+        xsg_probe.splitk = 0, xsg_probe.splitk_global = 0;
+        printf("   128x%d S %2d: whole %.1f, multiply alone %.1f (%s); through the workspace %.1f, "
+               "multiply alone %.1f, + sums stored and barrier %.1f%s\n",
+               bn, S, us[0], us[1], ws_bytes ? "workspace" : "clusters", us[2], us[3], us[4], "");
+        if (!ws_bytes)
+          printf("       clusters: the multiply, the hand-offs and the pushes %.1f\n", us[5]);
         a.split_k = 0;
       }
     }
@@ -939,12 +977,26 @@ int main(int argc, char** argv) {
       n_tp = 0;
       for (char* t = strtok(argv[++i], ","); t && n_tp < 8; t = strtok(NULL, ","))
         tp_ms[n_tp++] = atoi(t);
-    } else if (!strcmp(argv[i], "--tp-layer"))
+    } else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+      g_nshapes = 0; /* M,N,K/M,N,K/... */
+      for (char* t = strtok(argv[++i], "/"); t && g_nshapes < 16; t = strtok(NULL, "/")) {
+        int* d = g_shapes[g_nshapes];
+        if (sscanf(t, "%d,%d,%d", &d[0], &d[1], &d[2]) != 3 || d[0] < 1 || d[1] < 8 || d[1] % 8 ||
+            d[2] < 8 || d[2] % 8) {
+          fprintf(stderr, "gemm_chain: --shapes takes M,N,K/... (N, K multiples of 8): '%s'\n", t);
+          return 2;
+        }
+        g_nshapes++;
+      }
+    } else if (!strcmp(argv[i], "--unsplit-only"))
+      g_unsplit_only = 1;
+    else if (!strcmp(argv[i], "--tp-layer"))
       dense = 3;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
-              "[--ctx-layer]]\n",
+              "[--ctx-layer] | --splitk [--shapes M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
+              "M,...]]\n",
               argv[0]);
       return 2;
     }

@@ -233,8 +233,14 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
     if (v->ws) { /* the caller's workspace, zeroed once */
       size_t bytes = 0;
       XT_CHECK(xs_gemm_workspace_size(&bytes, &a, epi.act) == XS_OK);
-      XT_CHECK_MSG(t.splits < 2 || bytes > 0, "%s: no workspace size for %d splits", line,
-                   t.splits);
+      /* none where the split runs as clusters (its slices meet in shared memory) */
+      const int clusters =
+          t.version == XS_GEMM_V14 &&
+          xsg_splitk_uses_clusters(epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n,
+                                   t.splits, t.count);
+      XT_CHECK_MSG(t.splits < 2 || (bytes > 0) != clusters,
+                   "%s: workspace size %zu for %d splits (clusters: %d)", line, bytes, t.splits,
+                   clusters);
       ws = dalloc(bytes);
       CK(cudaMemset(ws, 0, bytes ? bytes : 16));
       a.workspace = ws, a.workspace_bytes = bytes;
@@ -291,7 +297,8 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       free(hc);
       free(hr);
     }
-    if (v->ws && ok) { /* the launch left the counters zero (the next one on it relies on that) */
+    if (v->ws && ok && a.workspace_bytes > 0) { /* the launch left the counters zero (the next
+                                                     one on it relies on that) */
       uint32_t h[4 * 64];
       const int n = t.count < 64 ? t.count : 64;
       CK(cudaMemcpy(h, ws, 16 * (size_t)n, cudaMemcpyDeviceToHost));
@@ -925,46 +932,52 @@ static void test_splitk(void) {
       {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
   };
   const int splits[] = {2, 3, 5, 16};
-  for (int w = 256; w >= 64; w /= 2) /* every tile width (the probe forces one) */
-    for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
-      for (int j = 0; j < 4; j++) {
-        xsg_probe.splitk_bn = w;
-        const problem* pr = &ps[i];
-        const int S = splits[j];
-        const int tiles =
-            xsg_cdiv(pr->M, 128) * xsg_cdiv(pr->silu ? pr->N / 2 : pr->N, pr->silu ? w / 2 : w);
-        variant plain = {
-            XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S};
-        if (tiles * S > g_sms) { /* every unit must be resident: refused, nothing launched */
-          xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
-          a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = S;
-          a.A = a.B = a.C = (void*)(uintptr_t)256;
-          xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
-          e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-          const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-          XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
-          XT_CHECK_MSG(strstr(xs_last_error(), "resident") != NULL, "error: %s", xs_last_error());
-          continue;
+  for (int global = 0; global < 2; global++) /* clusters where they fit; then the workspace */
+    for (int w = 256; w >= 64; w /= 2)       /* every tile width (the probe forces one) */
+      for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+        for (int j = 0; j < 4; j++) {
+          xsg_probe.splitk_global = global;
+          xsg_probe.splitk_bn = w;
+          const problem* pr = &ps[i];
+          const int S = splits[j];
+          const int tiles =
+              xsg_cdiv(pr->M, 128) * xsg_cdiv(pr->silu ? pr->N / 2 : pr->N, pr->silu ? w / 2 : w);
+          variant plain = {
+              XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S};
+          if (tiles * S > g_sms) { /* every unit must be resident: refused, nothing launched */
+            xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+            a.version = XS_GEMM_V14, a.M = pr->M, a.N = pr->N, a.K = pr->K, a.split_k = S;
+            a.A = a.B = a.C = (void*)(uintptr_t)256;
+            xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+            e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+            const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+            XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+            XT_CHECK_MSG(strstr(xs_last_error(), "resident") != NULL, "error: %s", xs_last_error());
+            continue;
+          }
+          run_one(pr, &plain, "splitk");
+          if (j == 1 || i == 3) {
+            variant mapf = {
+                XS_GEMM_V14, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
+            variant listf = {
+                XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0, S};
+            variant rn = {
+                XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
+            variant ws = {
+                XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S, 1};
+            run_one(pr, &mapf, "splitk");
+            run_one(pr, &listf, "splitk");
+            run_one(pr, &rn, "splitk");
+            run_one(pr, &ws, "splitk");
+          }
         }
-        run_one(pr, &plain, "splitk");
-        if (j == 1 || i == 3) {
-          variant mapf = {XS_GEMM_V14, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
-          variant listf = {
-              XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0, S};
-          variant rn = {XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
-          variant ws = {
-              XS_GEMM_V14, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S, 1};
-          run_one(pr, &mapf, "splitk");
-          run_one(pr, &listf, "splitk");
-          run_one(pr, &rn, "splitk");
-          run_one(pr, &ws, "splitk");
-        }
-      }
   xsg_probe.splitk_bn = 0;
+  xsg_probe.splitk_global = 0;
   /* AUTO: the QKV shape splits (and runs correctly); one past the SMs' half does not */
   variant autov = {XS_GEMM_AUTO, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1};
   run_one(&ps[3], &autov, "splitk");
-  /* the same bits on a second run (the sums are taken in slice order) */
+  /* the same bits on a second run (the sums are taken in slice order), in clusters and through
+   * the workspace, and the same bits in both */
   const problem* pr = &ps[3];
   const size_t n = (size_t)pr->M * pr->N;
   void *A = dalloc((size_t)pr->M * pr->K * 2), *B = dalloc((size_t)pr->N * pr->K * 2);
@@ -976,18 +989,45 @@ static void test_splitk(void) {
   a.A = A, a.B = B;
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-  a.C = C1;
-  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-  a.C = C2;
-  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-  CK(cudaDeviceSynchronize());
   uint16_t* h1 = (uint16_t*)malloc(n * 2);
   uint16_t* h2 = (uint16_t*)malloc(n * 2);
-  CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
-  XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split 6: two runs differ");
-  /* a workspace too small, or misaligned */
+  uint16_t* h0 = (uint16_t*)malloc(n * 2);
+  for (int global = 0; global < 2; global++) {
+    xsg_probe.splitk_global = global;
+    CK(cudaMemset(C1, 0xff, n * 2));
+    CK(cudaMemset(C2, 0xff, n * 2));
+    a.C = C1;
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+    a.C = C2;
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+    XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split 6 (%s): two runs differ",
+                 global ? "workspace" : "clusters");
+    if (global) XT_CHECK_MSG(memcmp(h0, h2, n * 2) == 0, "v14 split 6: clusters != workspace");
+    memcpy(h0, h2, n * 2);
+  }
+  /* the workspace's size: none where the split runs as clusters (they fit at once), else the
+   * counters and every unit's sums; a workspace too small, or misaligned */
   size_t bytes = 0;
+  xsg_probe.splitk_global = 0;
+  XT_CHECK(xs_gemm_workspace_size(&bytes, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_EQ_INT((long long)bytes,
+            (long long)(XSG_SPLITK_COUNTER_BYTES + 20ll * 6 * XSG_SPLITK_TILE_BYTES));
+  XT_CHECK(!xsg_splitk_uses_clusters(256, 6, 20)); /* 128 x 256 tiles: never clusters */
+  xs_gemm_args a4 = a; /* 40 tiles of 128 x 128 in 2 slices: clusters, no workspace */
+  a4.split_k = 2;
+  xsg_probe.splitk_bn = 128;
+  XT_CHECK(xs_gemm_workspace_size(&bytes, &a4, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_EQ_INT((long long)bytes,
+            xsg_splitk_uses_clusters(128, 2, 40)
+                ? 0ll
+                : (long long)(XSG_SPLITK_COUNTER_BYTES + 40ll * 2 * XSG_SPLITK_TILE_BYTES));
+  printf("  v14 split 2 of 40 tiles 128x128: clusters %d, workspace %zu bytes\n",
+         xsg_splitk_uses_clusters(128, 2, 40), bytes);
+  xsg_probe.splitk_bn = 0;
+  xsg_probe.splitk_global = 1;
   XT_CHECK(xs_gemm_workspace_size(&bytes, &a, XS_GEMM_ACT_NONE) == XS_OK);
   XT_EQ_INT((long long)bytes,
             (long long)(XSG_SPLITK_COUNTER_BYTES + 20ll * 6 * XSG_SPLITK_TILE_BYTES));
@@ -998,6 +1038,7 @@ static void test_splitk(void) {
   a.workspace = (uint8_t*)ws + 16, a.workspace_bytes = bytes;
   XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
   XT_CHECK_MSG(strstr(xs_last_error(), "aligned") != NULL, "error: %s", xs_last_error());
+  xsg_probe.splitk_global = 0;
   /* AUTO's choice and the refusals */
   xs_gemm_tiling t;
   xs_gemm_args q = XS_GEMM_ARGS_INITIALIZER;
@@ -1034,6 +1075,7 @@ static void test_splitk(void) {
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
   XT_CHECK_MSG(strstr(xs_last_error(), "DENSE") != NULL, "error: %s", xs_last_error());
   cudaFree(cnt);
+  free(h0);
   free(h1);
   free(h2);
   void* bufs[] = {A, B, C1, C2, ws};
@@ -1041,10 +1083,11 @@ static void test_splitk(void) {
     cudaFree(bufs[i]);
 }
 
-/* v14 in CUDA graphs: AUTO's split captured on a stream whose library workspace exists (made by
- * an earlier launch) replays correctly three times; on a fresh stream the capture runs unsplit
- * (the library makes no workspace while capturing) and is still correct; an explicit split_k
- * there is refused without breaking the capture. */
+/* v14 in CUDA graphs, its split in clusters (no workspace) and through the workspace: AUTO's
+ * split captured on a stream whose library workspace exists (made by an earlier launch) replays
+ * correctly three times; on a fresh stream the capture splits in clusters where they fit, else
+ * runs unsplit (the library makes no workspace while capturing), and is still correct; an
+ * explicit split_k there is refused without breaking the capture unless it runs as clusters. */
 static void test_splitk_graph(void) {
   if (!g_hopper) {
     printf("  skipped: v14 needs a Hopper GPU\n");
@@ -1074,7 +1117,21 @@ static void test_splitk_graph(void) {
     printf("  %s %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL", what,
            chk.rel_err, chk.wrong);
   };
-  for (int warm = 1; warm >= 0; warm--) {
+  /* clusters of S (no workspace) where AUTO's split fits as clusters, and the explicit S = 3 */
+  xs_gemm_args q3 = a;
+  q3.split_k = 3;
+  xs_gemm_tiling t3;
+  XT_CHECK(xs_gemm_tiles(&t3, &q3, XS_GEMM_ACT_NONE) == XS_OK);
+  for (int mode = 0; mode < 4; mode++) {
+    const int warm = mode % 2 == 0, global = mode >= 2;
+    xsg_probe.splitk_global = global;
+    /* AUTO on a fresh stream being captured: its S if that runs as clusters, else the most S
+     * <= 8 that does, else unsplit */
+    int s_fresh = t.splits < 8 ? t.splits : 8;
+    while (s_fresh >= 2 && !xsg_splitk_uses_clusters(t.tile_n, s_fresh, t.count))
+      s_fresh--;
+    const int auto_ws = s_fresh < 2;
+    const int ex_ws = !xsg_splitk_uses_clusters(t3.tile_n, 3, t3.count);
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     if (warm) { /* a launch outside capture makes the stream's workspace */
@@ -1088,20 +1145,34 @@ static void test_splitk_graph(void) {
     xs_gemm_args ex = a; /* the caller's split, no workspace to be had: refused */
     ex.split_k = 3;
     const xs_result r = xs_gemm_run(&ex, e, sc, st);
-    XT_EQ_INT(r, warm ? XS_OK : XS_ERR_UNSUPPORTED);
+    XT_EQ_INT(r, warm || !ex_ws ? XS_OK : XS_ERR_UNSUPPORTED);
     CK(cudaStreamEndCapture(st, &g));
+    { /* the captured AUTO launch (the graph's root): one CTA per tile and slice */
+      cudaGraphNode_t root[2];
+      size_t nroot = 2;
+      CK(cudaGraphGetRootNodes(g, root, &nroot));
+      cudaKernelNodeParams kp;
+      XT_EQ_INT((int)nroot, 1);
+      CK(cudaGraphKernelNodeGetParams(root[0], &kp));
+      const int want = t.count * (warm ? t.splits : auto_ws ? 1 : s_fresh);
+      XT_CHECK_MSG((int)kp.gridDim.x == want, "captured AUTO (%s, %s): %u CTAs, expected %d",
+                   warm ? "warm" : "fresh", global ? "workspace" : "clusters", kp.gridDim.x, want);
+    }
     CK(cudaGraphInstantiate(&ge, g, 0));
     for (int rep = 0; rep < 3; rep++) {
       XT_CHECK(xsg_poison(C, (int64_t)M * N) == XS_OK);
       CK(cudaDeviceSynchronize());
       CK(cudaGraphLaunch(ge, st));
       CK(cudaStreamSynchronize(st));
-      check(warm ? "graph, warm stream" : "graph, fresh stream (unsplit)");
+      check(warm      ? (global ? "graph, warm stream, workspace" : "graph, warm stream")
+            : auto_ws ? "graph, fresh stream (unsplit)"
+                      : "graph, fresh stream, split in clusters");
     }
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
     CK(cudaStreamDestroy(st));
   }
+  xsg_probe.splitk_global = 0;
   void* bufs[] = {A, B, C, ref, state};
   for (int i = 0; i < 5; i++)
     cudaFree(bufs[i]);

@@ -90,6 +90,20 @@ XS_DEV uint32_t xs_mbar_try_wait(uint64_t* bar, uint32_t parity) {
   return ok;
 }
 
+/* The same with acquire at cluster scope: what other CTAs of the cluster ordered before their
+ * arrivals (xs_fence_acq_rel_cluster, xs_mbar_arrive_cluster_relaxed) is visible after it
+ * returns 1. */
+XS_DEV uint32_t xs_mbar_try_wait_cluster(uint64_t* bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], "
+      "%2;\nselp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(xs_smem_u32(bar)), "r"(parity)
+      : "memory");
+  return ok;
+}
+
 /* Spin on xs_mbar_try_wait until the phase with parity `parity` has completed. */
 XS_DEV void xs_mbar_wait(uint64_t* bar, uint32_t parity) {
   while (!xs_mbar_try_wait(bar, parity)) {
@@ -550,6 +564,34 @@ XS_DEV uint32_t xs_mapa_u32(const void* smem, uint32_t rank) {
                : "=r"(r)
                : "r"(xs_smem_u32(smem)), "r"(rank));
   return r;
+}
+
+/* mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at
+ * shared::cluster address `addr` (xs_mapa_u32: this CTA's or another's). Relaxed: it orders
+ * nothing by itself (a fence before it does: xs_fence_acq_rel_cluster, once for several
+ * arrivals); the release form puts a GPU-scope fence in front of every arrival (gemm_v8.cu
+ * v8_arrive). */
+XS_DEV void xs_mbar_arrive_cluster_relaxed(uint32_t addr) {
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr)
+               : "memory");
+}
+
+/* fence.acq_rel.cluster: order this thread's (and what it has observed) memory accesses before
+ * and after it at cluster scope. */
+XS_DEV void xs_fence_acq_rel_cluster(void) {
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+}
+
+/* cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes: copy `bytes` (a
+ * multiple of 16, both addresses 16-byte aligned) from this CTA's shared memory `src` to the
+ * shared::cluster address `dst` (another CTA's, xs_mapa_u32); the destination's barrier at
+ * shared::cluster address `bar` receives them as complete_tx. The writes to `src` must precede
+ * it for the async proxy (xs_fence_proxy_async_smem and a barrier). One thread issues. */
+XS_DEV void xs_bulk_copy_to_cluster(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];" ::"r"(dst),
+               "r"(xs_smem_u32(src)), "r"(bytes), "r"(bar)
+               : "memory");
 }
 
 /* cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes

@@ -16,8 +16,11 @@ struct device_info {
   int sms;         /* multiprocessors */
   int hopper;      /* compute capability 9.x */
   int v8_clusters; /* v8's clusters of two that fit at once; 0 until v8's first launch */
+  /* v14's clusters of S (2..8) CTAs of width 256 / 128 / 64 that fit at once (sched.h
+   * xsg_splitk_plan_w's `cl`); 0 where none or the query failed */
+  int sk_clusters[3 * 9];
 };
-device_info g_dev = {0, 0, 0, 0};
+device_info g_dev = {0, 0, 0, 0, {0}};
 
 xs_result query_device(device_info* out) {
   if (!g_dev.ok) {
@@ -34,11 +37,40 @@ xs_result query_device(device_info* out) {
     g_dev.sms = sms;
     g_dev.hopper = major == 9;
     g_dev.v8_clusters = 0;
+    if (major == 9)
+      for (int w = 0; w < 3; w++)
+        for (int S = 2; S <= 8; S++) {
+          int n = 0;
+          if (xsg_splitk_max_clusters(256 >> w, S, &n) != cudaSuccess) n = 0;
+          g_dev.sk_clusters[w * 9 + S] = n;
+        }
+    cudaGetLastError();
     g_dev.ok = 1;
   }
   *out = g_dev;
   return XS_OK;
 }
+
+/* Whether v14's split S of `positions` tiles of width bn runs as clusters of its S slices (the
+ * fix-up in distributed shared memory, no workspace): tiles of 128 x 128 or 128 x 64 (their sums
+ * and gathered shares fit the ring), S <= 8 and the clusters fit at once. */
+int splitk_cluster(const device_info* dev, int bn, int S, int positions) {
+  return S >= 2 && S <= 8 && bn <= 128 && !xsg_probe.splitk_global &&
+         positions <= dev->sk_clusters[(bn == 128 ? 1 : 2) * 9 + S];
+}
+
+} // namespace
+
+int xsg_splitk_uses_clusters(int bn, int S, int positions) {
+  device_info dev;
+  if (query_device(&dev) != XS_OK) {
+    xsi_clear_error();
+    return 0;
+  }
+  return splitk_cluster(&dev, bn, S, positions);
+}
+
+namespace {
 
 int aligned16(const void* p) {
   return ((uintptr_t)p & 15) == 0;
@@ -498,7 +530,12 @@ extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* a
   XSI_ARG(bytes != NULL, "gemm: bytes is NULL");
   xs_gemm_tiling t = {};
   XSI_CHECK(xs_gemm_tiles(&t, args, act));
-  *bytes = t.version == XS_GEMM_V14 ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits) : 0;
+  device_info dev;
+  XSI_CHECK(query_device(&dev));
+  const int bn = act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
+  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster(&dev, bn, t.splits, t.count)
+               ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits)
+               : 0;
   return XS_OK;
 }
 
@@ -621,7 +658,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
      * waits for a tile's other units), so S x positions <= min(SMs, max_ctas). AUTO's split
      * shrinks to fit (a list of fewer tiles, a smaller max_ctas); the caller's S must fit. */
     const int cap = sched.max_ctas && sched.max_ctas < dev.sms ? sched.max_ctas : dev.sms;
-    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk};
+    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk, 0, 0};
     const int explicit_s = args_split_k(a) >= 2;
     if (sk.splits > 1 && (int64_t)p.positions * sk.splits > cap) {
       if (explicit_s)
@@ -631,7 +668,11 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
                              sk.splits, p.positions, (long long)p.positions * sk.splits, cap);
       sk.splits = cap / p.positions > 1 ? cap / p.positions : 1;
     }
-    if (sk.splits > 1) {
+    const int bn = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
+    /* a tile's slices as one cluster, meeting in distributed shared memory, where the clusters
+     * fit at once (sched.h xsg_splitk_plan_w); else through the workspace */
+    sk.cluster = splitk_cluster(&dev, bn, sk.splits, p.positions);
+    if (sk.splits > 1 && !sk.cluster) {
       const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
       size_t have = 0;
       void* ws = args_workspace(a, &have);
@@ -647,18 +688,27 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
                                "gemm v14: split_k %d needs a workspace: none is given and the "
                                "library makes none while the stream is being captured",
                                sk.splits);
-        if (!ws) sk.splits = 1;
+        if (!ws) { /* (being captured) AUTO's split shrinks to the most S that runs as clusters */
+          int S = sk.splits < 8 ? sk.splits : 8;
+          while (S >= 2 && !splitk_cluster(&dev, bn, S, p.positions))
+            S--;
+          sk.splits = S >= 2 ? S : 1;
+          sk.cluster = S >= 2;
+        }
       }
-      if (sk.splits > 1) {
+      if (sk.splits > 1 && !sk.cluster) {
         sk.counters = (uint32_t*)ws;
         sk.partial = (uint8_t*)ws + XSG_SPLITK_COUNTER_BYTES;
       }
     }
     ctas = sk.splits > 1 ? p.positions * sk.splits : (p.positions < cap ? p.positions : cap);
-    const int bn = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
     CUtensorMap ma, mb;
+    /* B in one box of bn rows per k-block where no tile straddles N (no SiLU*mul: its halves are
+     * the gate and the up rows); else two halves (one wholly past N is skipped). */
+    sk.b_box =
+        epi.act != XS_GEMM_ACT_SILU_MUL && a->N % bn == 0 && !xsg_probe.splitk_halves ? bn : bn / 2;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, 128, "A"));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, bn / 2, "B"));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, sk.b_box, "B"));
     err = xsg_launch_splitk(&p, &sk, bn, &ma, &mb, ctas, s);
   } else if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
@@ -730,7 +780,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_preload(void) {
   device_info dev;

@@ -112,10 +112,15 @@ typedef struct xsg_probe_t {
   int first;    /* each CTA's first tile from the host (xsg_first): 0 the library's, 1 never */
   int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
                    multiply, the sums' stores and the barrier (no gather, no output), 3 the
-                   multiply and the sums' stores (no barrier): wrong output, time only; 0 the
+                   multiply and the sums' stores (no barrier), 4 (any S) A loaded at a slice's
+                   first k-block only, 5 (clusters) the hand-offs and pushes without the sums
+                   and stores: wrong output, time only; 0 the
                    library's kernel. (Session 22, call H: the sums staged in shared memory and
                    stored with one bulk copy were 0.5-1 us slower than the plain stores.) */
   int splitk_bn; /* v14's tile width: 0 the library's (sched.h xsg_splitk_plan), 128 or 256 */
+  int splitk_halves; /* nonzero: v14 loads B in two halves even where one box would do */
+  int splitk_global; /* nonzero: v14's split fix-up through the workspace even where the tile's
+                        slices fit as a cluster */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -218,6 +223,11 @@ typedef struct xsg_splitk {
                          spare), zero before the first launch and after every launch */
   void* partial;      /* S > 1: XSG_SPLITK_TILE_BYTES per unit, 16-byte aligned */
   int probe;          /* xsg_probe.splitk (0: the library's kernel) */
+  int b_box;          /* rows of map_b's box: BN (one load per k-block; no SiLU*mul, every tile
+                         wholly inside N) or BN / 2 (two halves) */
+  int cluster;        /* S > 1: the S CTAs of a tile are one cluster and meet in distributed
+                         shared memory (no workspace; grid = units, S <= 8); 0: through the
+                         workspace */
 } xsg_splitk;
 
 /* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already
@@ -271,6 +281,11 @@ cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const 
  * box {64, bn / 2, 1}; no C map (stores from registers). ctas: p->positions * sk->splits when
  * splits > 1 (every unit resident at once: the fix-up's barrier waits for the tile's other units).
  */
+/* Whether v14 runs a split S of `positions` tiles of width bn as clusters (gemm.cu: no
+ * workspace), on the current device. */
+int xsg_splitk_uses_clusters(int bn, int S, int positions);
+/* How many clusters of S v14 CTAs of width bn fit on the GPU at once (0 where S is not 2..8). */
+cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n);
 cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
                               const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
                               cudaStream_t stream);

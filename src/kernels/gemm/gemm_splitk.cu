@@ -53,9 +53,13 @@ template <int BN_> struct sk_cfg {
   static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224; /* v3's split (gemm_v2.cu) */
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES; /* 48 KiB (BN 256), 32 KiB (BN 128) */
-  static constexpr int STAGES = XSG_SPLITK_SUMS_BYTES / STAGE_BYTES; /* 4 or 6: 192 KiB */
-  static constexpr int SMEM = 1024 + STAGES * STAGE_BYTES + (2 * STAGES + 1) * 8;
-  static_assert(STAGES * STAGE_BYTES == XSG_SPLITK_SUMS_BYTES, "the fix-up's sums fill the ring");
+  /* as many slots as fit in the 227 KB beside the alignment slack and the barriers: 4, 7 or 9 */
+  static constexpr int STAGES = (227 * 1024 - 1024 - 32) / (STAGE_BYTES + 16);
+  static constexpr int SMEM = 1024 + STAGES * STAGE_BYTES + (2 * STAGES + 4) * 8;
+  static_assert(STAGES * STAGE_BYTES >= XSG_SPLITK_SUMS_BYTES, "the fix-up's sums fit the ring");
+  /* a cluster's sums (BN / 8 groups of 4 KiB) and gathered shares (BN <= 128, S <= 8: at most
+   * S x ceil(BN / 8 / S) <= BN / 8 + 8 groups, BN / 8 + 16 with SiLU*mul) */
+  static_assert(BN > 128 || STAGES * STAGE_BYTES >= (BN / 4 + 16) * 4096, "cluster fix-up's room");
   static constexpr int GROUPS = BN / 8; /* float4 groups of sums per consumer thread */
   static_assert(SMEM <= 227 * 1024, "shared memory over the 227 KB a Hopper CTA may use");
   static_assert(BN == 64 || BN == 128 || BN == 256, "v14 tiles: 128 x 256, 128 x 128, 128 x 64");
@@ -85,6 +89,9 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   uint64_t* full = (uint64_t*)(ring + cfg::STAGES * cfg::STAGE_BYTES);
   uint64_t* empty = full + cfg::STAGES;
   uint64_t* fix = empty + cfg::STAGES; /* the fix-up's bulk copies (count 1: thread 128) */
+  uint64_t* xch = fix + 1; /* cluster fix-up: [0] every slice's ring is free (count S), [1] this
+                              CTA's share has landed (count 1 + bytes), [2] every slice has
+                              received its share (count S) */
   const int wg = threadIdx.x / 128;
   const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -99,10 +106,15 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       xs_mbar_init(&empty[s], 8); /* lane 0 of each consumer warp */
     }
     xs_mbar_init(fix, 1);
+    xs_mbar_init(&xch[0], S);
+    xs_mbar_init(&xch[1], 1);
+    xs_mbar_init(&xch[2], S);
     xs_fence_mbar_init();
   }
   xsg_griddep_enter();
   __syncthreads();
+  /* cluster fix-up: every CTA's barriers exist before another arrives on them */
+  if (sk.cluster) xs_cluster_sync();
 
   if (wg == 0) {
     /* ================= producer ================= */
@@ -122,11 +134,14 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         uint8_t* sa = ring + s * cfg::STAGE_BYTES;
         /* expect the full boxes (TMA counts zero-filled bytes too); a second B half wholly past
          * N is not loaded (its stale rows only feed columns >= N, never stored) */
-        xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
-                                                        : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
-        xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
+        /* (probe 4, time only: A loaded at the slice's first k-block only) */
+        const bool load_a = sk.probe != 4 || kb == kb0;
+        xs_mbar_arrive_expect_tx(
+            &full[s], (b_row1 < p.N ? cfg::STAGE_BYTES : cfg::STAGE_BYTES - cfg::B_BYTES / 2) -
+                          (load_a ? 0 : cfg::A_BYTES));
+        if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
         xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
-        if (b_row1 < p.N)
+        if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
           xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
                          b_row1, 0);
         if (++s == cfg::STAGES) {
@@ -172,7 +187,97 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       if (p.K < 0) p.C[ct] = (uint16_t)__float_as_uint(d[0] + d[BN / 2 - 1]);
       continue;
     }
-    if (S > 1) {
+    if (S > 1 && sk.cluster) {
+      /* The tile's S slices are one cluster (rank = slice), tiles of 128 x 128 or 128 x 64. Each
+       * writes all its sums into its own ring (SUMS: group j of consumer thread ct at float4
+       * j * 256 + ct), then pushes every other slice's share of them (contiguous: groups
+       * [g0, g1) x 4 KiB, and the matching up groups with SiLU*mul) into that slice's ring
+       * (GATHER, slot `slice`) with one bulk copy each, completing on the receiver's xch[1];
+       * each sums its share in slice order (its own slot read from SUMS: the same bits every
+       * run, and the same as through the workspace) and stores it. Hand-offs: xch[0] every
+       * slice's ring is free for the pushes (its multiply is done), xch[1] this CTA's share has
+       * landed, xch[2] every slice has received (this CTA's pushes are read: it may leave). No
+       * workspace, no global memory barrier. */
+      int g0, g1;
+      const int groups = silu ? cfg::BN / 16 : cfg::BN / 8, halves = silu ? 2 : 1;
+      xsg_splitk_share(groups, S, slice, &g0, &g1);
+      const int G = g1 - g0;
+      float4* const sums = (float4*)ring;
+      float4* const gather = sums + cfg::GROUPS * 256;
+      xs_named_bar_sync(3, 256); /* both warpgroups' wgmmas are done with the ring */
+#pragma unroll
+      for (int j = 0; j < cfg::GROUPS; j++)
+        sums[j * 256 + ct] = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+      xs_fence_proxy_async_smem(); /* the bulk copies read them */
+      xs_named_bar_sync(3, 256);
+      if (threadIdx.x == 128) {
+        xs_mbar_arrive_expect_tx(&xch[1], (uint32_t)((S - 1) * halves * G) * 4096u);
+        xs_fence_acq_rel_cluster(); /* the ring's last reads before the others' pushes */
+        for (int r = 0; r < S; r++)
+          xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[0], (uint32_t)r));
+        xsg_wait_timed<true>(&xch[0], 0);
+        for (int r = 0; r < S; r++) {
+          int h0, h1;
+          xsg_splitk_share(groups, S, r, &h0, &h1);
+          if (r == slice || h1 == h0) continue;
+          const uint32_t bar = xs_mapa_u32(&xch[1], (uint32_t)r);
+          for (int h = 0; h < halves; h++)
+            xs_bulk_copy_to_cluster(
+                xs_mapa_u32(gather + (int64_t)(slice * halves + h) * (h1 - h0) * 256, (uint32_t)r),
+                sums + (int64_t)(h * (cfg::BN / 16) + h0) * 256, (uint32_t)(h1 - h0) * 4096u, bar);
+        }
+      }
+      xsg_wait_timed(&xch[1], 0);
+      const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
+      const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
+      const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
+      uint16_t* base;
+      int64_t ld;
+      if (p.epi.store == XS_GEMM_STORE_MAP) {
+        base = (uint16_t*)dst.base + (int64_t)r_lo * dst.ld + 2 * (lane % 4);
+        ld = dst.ld;
+      } else {
+        base = p.C + (int64_t)(row0 + r_lo) * p.n_out + col_t;
+        ld = p.n_out;
+      }
+      const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
+      /* group i of the share (h: 1 for the up half), summed over the slices in slice order */
+      auto sum_of = [&](int i, int h) {
+        float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int r = 0; r < S; r++) {
+          const float4 v = r == slice ? sums[(h * (cfg::BN / 16) + g0 + i) * 256 + ct]
+                                      : gather[((r * halves + h) * G + i) * 256 + ct];
+          if (r == 0)
+            a = v;
+          else
+            a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+        }
+        return a;
+      };
+      if (sk.probe != 5) /* (probe 5: the hand-offs and pushes alone) */
+        for (int i = 0; i < G; i++) {
+          const int og = g0 + i;
+          if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
+          float4 a = sum_of(i, 0);
+          uint32_t w0, w1;
+          if (silu) {
+            float4 up = sum_of(i, 1);
+            xsg_silu_mul4_bf16(&a.x, &up.x, w0, w1);
+          } else {
+            w0 = xsg_pack_bf16x2(a.x, a.y);
+            w1 = xsg_pack_bf16x2(a.z, a.w);
+          }
+          if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
+          if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
+        }
+      /* this CTA has received: every push into it has been read at its source; it leaves once
+       * all S have received (its own pushes are read, nobody arrives on its barriers any more) */
+      if (threadIdx.x == 128) {
+        for (int r = 0; r < S; r++)
+          xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[2], (uint32_t)r));
+        xsg_wait_timed<true>(&xch[2], 0);
+      }
+    } else if (S > 1) {
       /* This CTA's share: output groups [g0, g1); its accumulator groups are [g0, g1) (with
        * SiLU*mul also the up groups [BN/16 + g0, BN/16 + g1)). */
       int g0, g1;
@@ -273,10 +378,13 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       xs_named_bar_sync(3, 256);
       if (threadIdx.x == 128) {
         xs_fence_acq_rel_sys();
-        uint32_t* const done = sk.counters + 4 * (int64_t)pos + 2;
-        const bool last = S == 1 || xs_atom_add_acq_rel_gpu_u32(done, 1) == (uint32_t)S - 1;
+        /* (a cluster's slice 0 has seen every slice's arrival on xch[1], after its stores) */
+        uint32_t* const done = sk.cluster ? nullptr : sk.counters + 4 * (int64_t)pos + 2;
+        const bool last =
+            S == 1 ||
+            (sk.cluster ? slice == 0 : xs_atom_add_acq_rel_gpu_u32(done, 1) == (uint32_t)S - 1);
         if (last) {
-          if (S > 1) done[0] = 0u;
+          if (S > 1 && !sk.cluster) done[0] = 0u;
           xs_fence_acq_rel_sys();
           xs_red_add_release_sys_u32(&p.epi.tile_flags[index], 1);
         }
@@ -287,19 +395,41 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
 
 } // namespace
 
+template <int BN> static cudaError_t set_smem(void) {
+  static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
+  if (attr_done) return cudaSuccess;
+  const cudaError_t e = cudaFuncSetAttribute(
+      gemm_kernel_splitk<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, sk_cfg<BN>::SMEM);
+  if (e == cudaSuccess) attr_done = 1;
+  return e;
+}
+
 template <int BN>
 static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* ma,
                                  const CUtensorMap* mb, int ctas, cudaStream_t stream) {
   using cfg = sk_cfg<BN>;
-  static int attr_done = 0;
-  if (!attr_done) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        gemm_kernel_splitk<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
-    if (e != cudaSuccess) return e;
-    attr_done = 1;
-  }
-  return xsg_launch(gemm_kernel_splitk<BN>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p,
-                    *sk);
+  const cudaError_t e = set_smem<BN>();
+  if (e != cudaSuccess) return e;
+  if (!sk->cluster)
+    return xsg_launch(gemm_kernel_splitk<BN>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb,
+                      *p, *sk);
+  /* clusters of S along x: CTAs u = pos * S + slice, so a cluster is one tile's slices */
+  if (sk->splits < 2 || sk->splits > 8 || ctas % sk->splits) return cudaErrorInvalidValue;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)ctas);
+  c.blockDim = dim3((unsigned)cfg::THREADS);
+  c.dynamicSmemBytes = (size_t)cfg::SMEM;
+  c.stream = stream;
+  cudaLaunchAttribute at[2];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = (unsigned)sk->splits;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[1].val.programmaticStreamSerializationAllowed = 1;
+  c.attrs = at;
+  c.numAttrs = p->pdl ? 2 : 1;
+  return cudaLaunchKernelEx(&c, gemm_kernel_splitk<BN>, *ma, *mb, *p, *sk);
 }
 
 cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
@@ -308,6 +438,31 @@ cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
   return bn == 64    ? launch_splitk<64>(p, sk, map_a, map_b, ctas, stream)
          : bn == 128 ? launch_splitk<128>(p, sk, map_a, map_b, ctas, stream)
                      : launch_splitk<256>(p, sk, map_a, map_b, ctas, stream);
+}
+
+template <int BN> static cudaError_t max_clusters(int S, int* n) {
+  cudaError_t e = set_smem<BN>();
+  if (e != cudaSuccess) return e;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)S);
+  c.blockDim = dim3((unsigned)sk_cfg<BN>::THREADS);
+  c.dynamicSmemBytes = (size_t)sk_cfg<BN>::SMEM;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = (unsigned)S;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  c.attrs = at;
+  c.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(n, gemm_kernel_splitk<BN>, &c);
+}
+
+cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n) {
+  *n = 0;
+  if (S < 2 || S > 8) return cudaSuccess;
+  return bn == 64    ? max_clusters<64>(S, n)
+         : bn == 128 ? max_clusters<128>(S, n)
+                     : max_clusters<256>(S, n);
 }
 
 cudaError_t xsg_preload_splitk(void) {

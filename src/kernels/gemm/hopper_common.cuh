@@ -15,11 +15,15 @@
  * (cudaErrorLaunchFailure) instead of hanging. NOTE: the consumers wait unbounded: one more
  * live register (a counter) makes the 128x256 consumer spill; no printf either (a call would
  * make ptxas save live registers around it). */
+template <bool CLUSTER = false>
 static __device__ __forceinline__ void xsg_wait_timed(uint64_t* bar, uint32_t parity) {
-  if (xs_mbar_try_wait(bar, parity)) return;
+  auto done = [&]() {
+    return CLUSTER ? xs_mbar_try_wait_cluster(bar, parity) : xs_mbar_try_wait(bar, parity);
+  };
+  if (done()) return;
   const uint64_t t0 = xs_globaltimer();
   for (uint32_t n = 1;; n++) {
-    if (xs_mbar_try_wait(bar, parity)) return;
+    if (done()) return;
     if ((n & 1023) == 0 && xs_globaltimer() - t0 > 4000000000ull) __trap();
   }
 }
