@@ -904,9 +904,12 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
         xsg_probe.splitk_halves = 1;
         const double halves = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
         xsg_probe.splitk_halves = 0;
+        xsg_probe.splitk_a_full = 1;
+        const double a_full = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+        xsg_probe.splitk_a_full = 0;
         printf("   128x%d unsplit (%d tiles): %.1f, A loaded once %.1f, L2 promotion none %.1f, "
-               "128 B %.1f, B in halves %.1f\n",
-               bn, tiles_bn, whole, a_once, promo[0], promo[1], halves);
+               "128 B %.1f, B in halves %.1f, A in 128-row boxes %.1f\n",
+               bn, tiles_bn, whole, a_once, promo[0], promo[1], halves, a_full);
         a.split_k = 0;
       }
       xsg_probe.splitk_bn = bn;

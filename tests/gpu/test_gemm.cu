@@ -930,6 +930,7 @@ static void test_splitk(void) {
       {XS_GEMM_DENSE, 129, 264, 72, 0, NULL, 0},    /* 2 x 2 tiles, 2 k-blocks: empty slices */
       {XS_GEMM_DENSE, 512, 1280, 8192, 0, NULL, 0}, /* Llama-3-70B TP8 QKV at 512 tokens */
       {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
+      {XS_GEMM_DENSE, 9, 264, 1000, 0, NULL, 0},    /* M < 128: A's box of 16 rows, stale rows */
   };
   const int splits[] = {2, 3, 5, 16};
   for (int global = 0; global < 2; global++) /* clusters where they fit; then the workspace */

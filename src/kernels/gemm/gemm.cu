@@ -658,7 +658,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
      * waits for a tile's other units), so S x positions <= min(SMs, max_ctas). AUTO's split
      * shrinks to fit (a list of fewer tiles, a smaller max_ctas); the caller's S must fit. */
     const int cap = sched.max_ctas && sched.max_ctas < dev.sms ? sched.max_ctas : dev.sms;
-    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk, 0, 0};
+    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk, 0, 128, 0};
     const int explicit_s = args_split_k(a) >= 2;
     if (sk.splits > 1 && (int64_t)p.positions * sk.splits > cap) {
       if (explicit_s)
@@ -707,7 +707,10 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
      * the gate and the up rows); else two halves (one wholly past N is skipped). */
     sk.b_box =
         epi.act != XS_GEMM_ACT_SILU_MUL && a->N % bn == 0 && !xsg_probe.splitk_halves ? bn : bn / 2;
-    XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, 128, "A"));
+    /* A in a box of M rows (rounded up to 8) where M < 128: no zero fill of the tile's rows past
+     * M, only stale rows (they feed rows >= M, never stored) */
+    sk.a_rows = a->M < 128 && !xsg_probe.splitk_a_full ? (a->M + 7) / 8 * 8 : 128;
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, sk.a_rows, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, sk.b_box, "B"));
     err = xsg_launch_splitk(&p, &sk, bn, &ma, &mb, ctas, s);
   } else if (t.version == XS_GEMM_V1) {
@@ -780,7 +783,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
 }
 
 /* Probe hooks (gemm_internal.h): off unless bench/gemm_probe.cu sets them. */
-extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+extern "C" xsg_probe_t xsg_probe = {0, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 extern "C" xs_result xs_gemm_preload(void) {
   device_info dev;

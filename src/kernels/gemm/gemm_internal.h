@@ -121,6 +121,7 @@ typedef struct xsg_probe_t {
   int splitk_halves; /* nonzero: v14 loads B in two halves even where one box would do */
   int splitk_global; /* nonzero: v14's split fix-up through the workspace even where the tile's
                         slices fit as a cluster */
+  int splitk_a_full; /* nonzero: v14 loads A in boxes of 128 rows even where M < 128 */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -225,6 +226,7 @@ typedef struct xsg_splitk {
   int probe;          /* xsg_probe.splitk (0: the library's kernel) */
   int b_box;          /* rows of map_b's box: BN (one load per k-block; no SiLU*mul, every tile
                          wholly inside N) or BN / 2 (two halves) */
+  int a_rows;         /* rows of map_a's box: 128, or M rounded up to 8 where M < 128 */
   int cluster;        /* S > 1: the S CTAs of a tile are one cluster and meet in distributed
                          shared memory (no workspace; grid = units, S <= 8); 0: through the
                          workspace */

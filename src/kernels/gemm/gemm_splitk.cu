@@ -133,12 +133,14 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         xsg_wait_timed(&empty[s], phase ^ 1);
         uint8_t* sa = ring + s * cfg::STAGE_BYTES;
         /* expect the full boxes (TMA counts zero-filled bytes too); a second B half wholly past
-         * N is not loaded (its stale rows only feed columns >= N, never stored) */
+         * N is not loaded (its stale rows only feed columns >= N, never stored); A's box may be
+         * shorter than the tile (sk.a_rows: M < 128): the rows past it are stale and only feed
+         * output rows >= M, never stored (TMA's zero fill of the rows past M is slow: session
+         * 23, call A) */
         /* (probe 4, time only: A loaded at the slice's first k-block only) */
         const bool load_a = sk.probe != 4 || kb == kb0;
-        xs_mbar_arrive_expect_tx(
-            &full[s], (b_row1 < p.N ? cfg::STAGE_BYTES : cfg::STAGE_BYTES - cfg::B_BYTES / 2) -
-                          (load_a ? 0 : cfg::A_BYTES));
+        xs_mbar_arrive_expect_tx(&full[s], (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2) +
+                                               (load_a ? (uint32_t)sk.a_rows * (cfg::BK * 2) : 0u));
         if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
         xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
         if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
