@@ -278,10 +278,11 @@ cudaError_t xsg_v8_max_clusters(int* clusters);
 cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                            const CUtensorMap* map_c, int ctas, cudaStream_t stream);
 
-/* v14 (gemm_splitk.cu): DENSE, tiles of 128 x bn B rows (bn = 256 or 128; output columns bn, or
- * bn / 2 with SiLU*mul), K split over sk->splits CTAs per tile. The maps: A box {64, 128, 1}, B
- * box {64, bn / 2, 1}; no C map (stores from registers). ctas: p->positions * sk->splits when
- * splits > 1 (every unit resident at once: the fix-up's barrier waits for the tile's other units).
+/* v14 (gemm_splitk.cu): DENSE, tiles of 128 x bn B rows (bn = 256, 128 or 64; output columns
+ * bn, or bn / 2 with SiLU*mul), K split over sk->splits CTAs per tile. The maps: A box {64,
+ * sk->a_rows, 1}, B box {64, sk->b_box, 1}; no C map (stores from registers). ctas:
+ * p->positions * sk->splits when splits > 1 (every unit resident at once: the fix-up waits for
+ * the tile's other units), launched as clusters of splits CTAs with sk->cluster.
  */
 /* Whether v14 runs a split S of `positions` tiles of width bn as clusters (gemm.cu: no
  * workspace), on the current device. */

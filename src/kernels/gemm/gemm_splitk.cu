@@ -35,6 +35,16 @@
  * accumulator registers, one slice after another (ld.global.cg per float4): latency-bound, about
  * 12 us per launch whatever S, which made v14 lose to v2 wherever K was short. The bulk copies
  * bring every slice's share at once.
+ * With 128 x 128 or 128 x 64 tiles and S <= 8, where the clusters fit at once (gemm.cu
+ * splitk_cluster), the S CTAs of a tile are one cluster instead, and steps 1-3 run in shared
+ * memory: each slice writes all its sums into its ring, pushes every other slice's share into
+ * that slice's ring with one bulk copy each (completing on the receiver's mbarrier), and sums its
+ * own share in slice order (the same bits as through the workspace). No workspace, so a split
+ * can be captured in a CUDA graph on any stream. Session 23: as fast as the workspace path, not
+ * faster (the fix-up's ~4-5 us is a chain of hand-offs after the slowest slice, in both forms).
+ * Loads: B in one box of BN rows where no tile straddles N (no SiLU*mul), else two halves; A in a
+ * box of M rows (rounded up to 8) where M < 128 (TMA's zero fill of the rows past M was slow: the
+ * rows past the box are stale and feed only rows >= M).
  * With S = 1 nothing of this runs (no workspace): the multiply and v12's direct epilogue
  * (hopper_common.cuh xsg_store_direct). In one wave that ran the same 128 x 128 tiles 10-30 %
  * faster than v2 (session 22, call O), so the plan weighs it too.
