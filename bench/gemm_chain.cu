@@ -888,7 +888,7 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
       const int tiles_bn = (M + 127) / 128 * ((N + bn - 1) / bn);
       const int most_bn = sms / tiles_bn < 16 ? sms / tiles_bn : 16;
       const int tries[4] = {2, 4, 8, most_bn};
-      if (bn < 256) { /* unsplit on this tile */
+      if (bn < 256 || tiles_bn <= sms) { /* unsplit on this tile (128 x 256: in one wave) */
         xsg_probe.splitk_bn = bn;
         a.version = XS_GEMM_V14, a.split_k = 1;
         const double whole = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
