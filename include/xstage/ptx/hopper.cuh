@@ -90,9 +90,9 @@ XS_DEV uint32_t xs_mbar_try_wait(uint64_t* bar, uint32_t parity) {
   return ok;
 }
 
-/* The same with acquire at cluster scope: what other CTAs of the cluster ordered before their
- * arrivals (xs_fence_acq_rel_cluster, xs_mbar_arrive_cluster_relaxed) is visible after it
- * returns 1. */
+/* The same with acquire at cluster scope: what other CTAs of the cluster released with their
+ * arrivals (xs_mbar_arrive_cluster, or a fence before xs_mbar_arrive_cluster_relaxed) is
+ * visible after it returns 1. */
 XS_DEV uint32_t xs_mbar_try_wait_cluster(uint64_t* bar, uint32_t parity) {
   uint32_t ok;
   asm volatile(
@@ -564,6 +564,15 @@ XS_DEV uint32_t xs_mapa_u32(const void* smem, uint32_t rank) {
                : "=r"(r)
                : "r"(xs_smem_u32(smem)), "r"(rank));
   return r;
+}
+
+/* mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at
+ * shared::cluster address `addr` (xs_mapa_u32: this CTA's or another's), releasing at cluster
+ * scope what the calling thread has written or observed (ptxas puts a GPU-scope fence in front
+ * of each: for once-per-tile hand-offs, not per k-block; gemm_v8.cu v8_arrive). */
+XS_DEV void xs_mbar_arrive_cluster(uint32_t addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr)
+               : "memory");
 }
 
 /* mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at

@@ -195,6 +195,40 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       if (lane == 0) xs_mbar_arrive(&empty[last]);
     }
     const int row0 = t.mb * cfg::BM;
+    /* The fix-up's last step, in both forms: this CTA's share, output groups [g0, g0 + G), each
+     * group i of half h (1: the up half with SiLU*mul) summed in slice order by sum(i, h), stored
+     * straight to C or the map entry: per output group og, this thread's float4 holds rows r_lo
+     * (x, y) and r_lo + 8 (z, w), columns 8 og + 2 (lane % 4), + 1. */
+    auto store_share = [&](int g0, int G, auto&& sum) {
+      const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
+      const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
+      const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
+      uint16_t* base;
+      int64_t ld;
+      if (p.epi.store == XS_GEMM_STORE_MAP) {
+        base = (uint16_t*)dst.base + (int64_t)r_lo * dst.ld + 2 * (lane % 4);
+        ld = dst.ld;
+      } else {
+        base = p.C + (int64_t)(row0 + r_lo) * p.n_out + col_t;
+        ld = p.n_out;
+      }
+      const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
+      for (int i = 0; i < G; i++) {
+        const int og = g0 + i;
+        if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
+        float4 a = sum(i, 0);
+        uint32_t w0, w1;
+        if (silu) {
+          float4 up = sum(i, 1);
+          xsg_silu_mul4_bf16(&a.x, &up.x, w0, w1);
+        } else {
+          w0 = xsg_pack_bf16x2(a.x, a.y);
+          w1 = xsg_pack_bf16x2(a.z, a.w);
+        }
+        if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
+        if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
+      }
+    };
     if (S > 1 && sk.probe == 1) { /* probe: the multiply alone (keeps d alive, never true) */
       if (p.K < 0) p.C[ct] = (uint16_t)__float_as_uint(d[0] + d[BN / 2 - 1]);
       continue;
@@ -240,53 +274,31 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         }
       }
       xsg_wait_timed(&xch[1], 0);
-      const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
-      const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
-      const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
-      uint16_t* base;
-      int64_t ld;
-      if (p.epi.store == XS_GEMM_STORE_MAP) {
-        base = (uint16_t*)dst.base + (int64_t)r_lo * dst.ld + 2 * (lane % 4);
-        ld = dst.ld;
-      } else {
-        base = p.C + (int64_t)(row0 + r_lo) * p.n_out + col_t;
-        ld = p.n_out;
-      }
-      const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
-      /* group i of the share (h: 1 for the up half), summed over the slices in slice order */
-      auto sum_of = [&](int i, int h) {
-        float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int r = 0; r < S; r++) {
-          const float4 v = r == slice ? sums[(h * (cfg::BN / 16) + g0 + i) * 256 + ct]
-                                      : gather[((r * halves + h) * G + i) * 256 + ct];
-          if (r == 0)
-            a = v;
-          else
-            a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
-        }
-        return a;
-      };
       if (sk.probe != 5) /* (probe 5: the hand-offs and pushes alone) */
-        for (int i = 0; i < G; i++) {
-          const int og = g0 + i;
-          if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
-          float4 a = sum_of(i, 0);
-          uint32_t w0, w1;
-          if (silu) {
-            float4 up = sum_of(i, 1);
-            xsg_silu_mul4_bf16(&a.x, &up.x, w0, w1);
-          } else {
-            w0 = xsg_pack_bf16x2(a.x, a.y);
-            w1 = xsg_pack_bf16x2(a.z, a.w);
+        store_share(g0, G, [&](int i, int h) {
+          float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int r = 0; r < S; r++) { /* this slice's own share from its sums */
+            const float4 v = r == slice ? sums[(h * (cfg::BN / 16) + g0 + i) * 256 + ct]
+                                        : gather[((r * halves + h) * G + i) * 256 + ct];
+            if (r == 0)
+              a = v;
+            else
+              a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
           }
-          if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
-          if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
-        }
-      /* this CTA has received: every push into it has been read at its source; it leaves once
-       * all S have received (its own pushes are read, nobody arrives on its barriers any more) */
+          return a;
+        });
+      /* this CTA has received (every push into it has been read at its source) and stored its
+       * share; it leaves once all S have (its own pushes are read, nobody arrives on its
+       * barriers any more). With tile flags the arrivals release the stores at system scope:
+       * slice 0 raises the flag after all S of them (step 4). */
+      xs_named_bar_sync(3, 256);
       if (threadIdx.x == 128) {
+        if (p.epi.tile_flags) xs_fence_acq_rel_sys();
         for (int r = 0; r < S; r++)
-          xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[2], (uint32_t)r));
+          if (p.epi.tile_flags)
+            xs_mbar_arrive_cluster(xs_mapa_u32(&xch[2], (uint32_t)r));
+          else
+            xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[2], (uint32_t)r));
         xsg_wait_timed<true>(&xch[2], 0);
       }
     } else if (S > 1) {
@@ -342,45 +354,15 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
       xs_mbar_wait(fix, fix_phase); /* (a thread reads back only its own own-share writes) */
       fix_phase ^= 1;
-      /* 3. the share's sums in slice order, straight to C or the map entry: per output group
-       * og, this thread's float4 holds rows r_lo (x, y) and r_lo + 8 (z, w), columns 8 og +
-       * 2 (lane % 4), + 1 */
-      const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
-      const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
-      const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
-      uint16_t* base;
-      int64_t ld;
-      if (p.epi.store == XS_GEMM_STORE_MAP) {
-        base = (uint16_t*)dst.base + (int64_t)r_lo * dst.ld + 2 * (lane % 4);
-        ld = dst.ld;
-      } else {
-        base = p.C + (int64_t)(row0 + r_lo) * p.n_out + col_t;
-        ld = p.n_out;
-      }
-      const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
-      for (int i = 0; i < G; i++) {
-        const int og = g0 + i;
-        if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
-        float4 a = sums[(int64_t)i * 256 + ct];
+      /* 3. the share's sums in slice order, straight to C or the map entry */
+      store_share(g0, G, [&](int i, int h) {
+        float4 a = sums[((int64_t)h * G + i) * 256 + ct];
         for (int r = 1; r < S; r++) {
-          const float4 v = sums[((int64_t)r * halves * G + i) * 256 + ct];
+          const float4 v = sums[(((int64_t)r * halves + h) * G + i) * 256 + ct];
           a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
         }
-        uint32_t w0, w1;
-        if (silu) {
-          float4 up = sums[((int64_t)G + i) * 256 + ct];
-          for (int r = 1; r < S; r++) {
-            const float4 v = sums[(((int64_t)r * 2 + 1) * G + i) * 256 + ct];
-            up.x += v.x, up.y += v.y, up.z += v.z, up.w += v.w;
-          }
-          xsg_silu_mul4_bf16(&a.x, &up.x, w0, w1);
-        } else {
-          w0 = xsg_pack_bf16x2(a.x, a.y);
-          w1 = xsg_pack_bf16x2(a.z, a.w);
-        }
-        if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
-        if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
-      }
+        return a;
+      });
     } else {
       xsg_store_direct<cfg::BN>(p, half, tid, silu, row0, p.M, 0, t.nb, dst, d, 0,
                                 silu ? cfg::BN / 32 : cfg::BN / 16);
@@ -390,7 +372,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       xs_named_bar_sync(3, 256);
       if (threadIdx.x == 128) {
         xs_fence_acq_rel_sys();
-        /* (a cluster's slice 0 has seen every slice's arrival on xch[1], after its stores) */
+        /* (a cluster's slice 0 has seen every slice's arrival on xch[2], after its stores) */
         uint32_t* const done = sk.cluster ? nullptr : sk.counters + 4 * (int64_t)pos + 2;
         const bool last =
             S == 1 ||
