@@ -16,9 +16,9 @@ struct device_info {
   int sms;         /* multiprocessors */
   int hopper;      /* compute capability 9.x */
   int v8_clusters; /* v8's clusters of two that fit at once; 0 until v8's first launch */
-  /* v14's clusters of S (2..8) CTAs of width 256 / 128 / 64 that fit at once (sched.h
-   * xsg_splitk_plan_w's `cl`); 0 where none or the query failed */
-  int sk_clusters[3 * 9];
+  /* v14's clusters of S (2..8) CTAs of width 128 / 64 that fit at once (splitk_cluster); 0 where
+   * none or the query failed */
+  int sk_clusters[2 * 9];
 };
 device_info g_dev = {0, 0, 0, 0, {0}};
 
@@ -38,10 +38,10 @@ xs_result query_device(device_info* out) {
     g_dev.hopper = major == 9;
     g_dev.v8_clusters = 0;
     if (major == 9)
-      for (int w = 0; w < 3; w++)
+      for (int w = 0; w < 2; w++)
         for (int S = 2; S <= 8; S++) {
           int n = 0;
-          if (xsg_splitk_max_clusters(256 >> w, S, &n) != cudaSuccess) n = 0;
+          if (xsg_splitk_max_clusters(128 >> w, S, &n) != cudaSuccess) n = 0;
           g_dev.sk_clusters[w * 9 + S] = n;
         }
     cudaGetLastError();
@@ -56,7 +56,7 @@ xs_result query_device(device_info* out) {
  * and gathered shares fit the ring), S <= 8 and the clusters fit at once. */
 int splitk_cluster(const device_info* dev, int bn, int S, int positions) {
   return S >= 2 && S <= 8 && bn <= 128 && !xsg_probe.splitk_global &&
-         positions <= dev->sk_clusters[(bn == 128 ? 1 : 2) * 9 + S];
+         positions <= dev->sk_clusters[(bn == 128 ? 0 : 1) * 9 + S];
 }
 
 } // namespace
@@ -670,7 +670,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     }
     const int bn = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
     /* a tile's slices as one cluster, meeting in distributed shared memory, where the clusters
-     * fit at once (sched.h xsg_splitk_plan_w); else through the workspace */
+     * fit at once (splitk_cluster); else through the workspace. AUTO's S is the plan's either
+     * way (session 23: the two fix-ups take the same time) */
     sk.cluster = splitk_cluster(&dev, bn, sk.splits, p.positions);
     if (sk.splits > 1 && !sk.cluster) {
       const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
