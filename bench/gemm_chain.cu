@@ -828,6 +828,111 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
  * the multiply alone (xsg_probe.splitk 1: no fix-up), and the multiply with the sums' stores and
  * the barrier (2: no gather, no output); v3 unsplit and cuBLAS beside them. Microseconds per
  * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
+/* --switch: what a GEMM pays after another kernel (session 23). Two kernels that run the same
+ * ~10 us of dependent FMAs on every SM: `small` loops over them (a few hundred bytes of code),
+ * `large` is the same chain unrolled (~256 KB of code, more than an SM's instruction caches
+ * hold). If a GEMM is slower after `large` than after `small`, what it refetches is its code. */
+#define SW_FMAS 16384
+__global__ void sw_small(float* out) {
+  float x = (float)threadIdx.x;
+  for (int i = 0; i < SW_FMAS; i++)
+    x = fmaf(x, 1.0001f + 1e-7f * (float)(i & 15), 0.5f);
+  if (x == -1.0f) out[0] = x; /* never true: keeps x alive */
+}
+__global__ void sw_large(float* out) {
+  float x = (float)threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < SW_FMAS; i++)
+    x = fmaf(x, 1.0001f + 1e-7f * (float)(i & 15), 0.5f + (float)i);
+  if (x == -1.0f) out[0] = x;
+}
+
+/* Per TP shape at 512 tokens (QKV, O, down) and for AUTO and cuBLAS: the GEMM's time (between
+ * events around it alone) right after itself, after `small`, after `large`, and after a GEMM of
+ * another kernel function (v3 on 512 x 2048 x 1024 for ours, cuBLAS on it for cuBLAS's). Medians
+ * of `rounds` rounds of `reps` pairs. */
+static int run_switch(int rounds, int reps, cublasHandle_t blas) {
+  static const int shapes[3][3] = {{512, 1280, 8192}, {512, 8192, 1024}, {512, 8192, 3584}};
+  static const char* name[3] = {"qkv", "o", "down"};
+  static const char* ctx[4] = {"itself", "small", "large", "other gemm"};
+  float* junk;
+  CK(cudaMalloc(&junk, 64));
+  void *A2, *B2, *C2; /* the other GEMM: 512 x 2048 x 1024 */
+  CK(cudaMalloc(&A2, 512ull * 1024 * 2));
+  CK(cudaMalloc(&B2, 2048ull * 1024 * 2));
+  CK(cudaMalloc(&C2, 512ull * 2048 * 2));
+  CX(xsg_fill_random(A2, 512ll * 1024, 5, 1.0f));
+  CX(xsg_fill_random(B2, 2048ll * 1024, 6, 1.0f));
+  cudaEvent_t e1, e2;
+  CK(cudaEventCreate(&e1));
+  CK(cudaEventCreate(&e2));
+  double* t = (double*)malloc(sizeof(double) * rounds);
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  int sms = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  printf("## a GEMM after another kernel: us (median of %d rounds x %d), 512 tokens\n", rounds,
+         reps);
+  printf("   %-5s %-8s %10s %10s %10s %10s\n", "gemm", "library", ctx[0], ctx[1], ctx[2], ctx[3]);
+  for (int g = 0; g < 3; g++) {
+    const int M = shapes[g][0], N = shapes[g][1], K = shapes[g][2];
+    void *A, *B, *C;
+    CK(cudaMalloc(&A, (size_t)M * K * 2));
+    CK(cudaMalloc(&B, (size_t)N * K * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CX(xsg_fill_random(A, (int64_t)M * K, 1, 1.0f));
+    CX(xsg_fill_random(B, (int64_t)N * K, 2, 1.0f));
+    xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+    a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
+    xs_gemm_args o = XS_GEMM_ARGS_INITIALIZER;
+    o.M = 512, o.N = 2048, o.K = 1024, o.A = A2, o.B = B2, o.C = C2, o.version = XS_GEMM_V3;
+    xs_gemm_tiling ta;
+    CX(xs_gemm_tiles(&ta, &a, XS_GEMM_ACT_NONE));
+    for (int lib = 0; lib < 2; lib++) {
+      auto gemm = [&]() {
+        if (lib)
+          cublas_sb(blas, A, B, C, 1, M, N, K, NULL);
+        else
+          CX(xs_gemm_run(&a, e, sc, NULL));
+      };
+      double us[4];
+      for (int c = 0; c < 4; c++) {
+        for (int r = -1; r < rounds; r++) {
+          double sum = 0;
+          for (int i = 0; i < reps; i++) {
+            if (c == 0) gemm();
+            if (c == 1) sw_small<<<sms, 32>>>(junk);
+            if (c == 2) sw_large<<<sms, 32>>>(junk);
+            if (c == 3) {
+              if (lib)
+                cublas_sb(blas, A2, B2, C2, 1, 512, 2048, 1024, NULL);
+              else
+                CX(xs_gemm_run(&o, e, sc, NULL));
+            }
+            CK(cudaEventRecord(e1, NULL));
+            gemm();
+            CK(cudaEventRecord(e2, NULL));
+            CK(cudaEventSynchronize(e2));
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e1, e2));
+            sum += 1e3 * ms;
+          }
+          if (r >= 0) t[r] = sum / reps;
+        }
+        us[c] = median(t, rounds);
+      }
+      printf("   %-5s %-8s %10.1f %10.1f %10.1f %10.1f%s\n", name[g],
+             lib ? "cublas" : (ta.version == XS_GEMM_V14 ? "auto v14" : "auto v11"), us[0], us[1],
+             us[2], us[3], "");
+    }
+    cudaFree(A), cudaFree(B), cudaFree(C);
+  }
+  free(t);
+  cudaEventDestroy(e1), cudaEventDestroy(e2);
+  cudaFree(junk), cudaFree(A2), cudaFree(B2), cudaFree(C2);
+  return 1;
+}
+
 static int g_shapes[16][3], g_nshapes; /* --shapes: the sweep's shapes instead of its own */
 static int g_unsplit_only;             /* --unsplit-only: the sweep's unsplit rows alone */
 
@@ -991,7 +1096,9 @@ int main(int argc, char** argv) {
         }
         g_nshapes++;
       }
-    } else if (!strcmp(argv[i], "--unsplit-only"))
+    } else if (!strcmp(argv[i], "--switch"))
+      dense = 5;
+    else if (!strcmp(argv[i], "--unsplit-only"))
       g_unsplit_only = 1;
     else if (!strcmp(argv[i], "--tp-layer"))
       dense = 3;
@@ -1034,7 +1141,9 @@ int main(int argc, char** argv) {
     fprintf(stderr, "gemm_chain: cublasCreate failed\n");
     return 1;
   }
-  if (dense == 4) {
+  if (dense == 5) {
+    ok &= run_switch(rounds, reps, blas);
+  } else if (dense == 4) {
     ok &= run_splitk(rounds, reps, blas);
   } else if (dense == 3) {
     for (int i = 0; i < n_tp; i++)
