@@ -322,7 +322,9 @@ xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_sc
                       void* stream);
 
 /* The workspace bytes a call with these args (and activation `act`) needs in
- * xs_gemm_args.workspace: 0 when it does not split K. Checks the arguments like xs_gemm_tiles. */
+ * xs_gemm_args.workspace: 0 when it does not split K, or splits it in clusters (v14 on 128x128 /
+ * 128x64 tiles, S <= 8, where the clusters fit at once). Checks the arguments like
+ * xs_gemm_tiles. */
 xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args, xs_gemm_act act);
 
 /* Load every GEMM kernel into the current device's context now. CUDA loads kernels lazily (at
