@@ -996,25 +996,22 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
       if (bn < 256 || tiles_bn <= sms) { /* unsplit on this tile (128 x 256: in one wave) */
         xsg_probe.splitk_bn = bn;
         a.version = XS_GEMM_V14, a.split_k = 1;
+        /* the library's kernel, then with one probe field set (time only; reset after) */
+        auto probed = [&](int* field, int value) {
+          *field = value;
+          const double us = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
+          *field = 0;
+          return us;
+        };
         const double whole = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
-        xsg_probe.splitk = 4;
-        const double a_once = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
-        xsg_probe.splitk = 0;
-        double promo[2]; /* the maps' L2 promotion: none, 128 B (the library's: 256 B) */
-        for (int j = 0; j < 2; j++) {
-          xsg_probe.l2_promo = j ? 3 : 1;
-          promo[j] = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
-        }
-        xsg_probe.l2_promo = 0;
-        xsg_probe.splitk_halves = 1;
-        const double halves = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
-        xsg_probe.splitk_halves = 0;
-        xsg_probe.splitk_a_full = 1;
-        const double a_full = timeit([&]() { CX(xs_gemm_run(&a, e, sc, NULL)); });
-        xsg_probe.splitk_a_full = 0;
+        const double a_once = probed(&xsg_probe.splitk, 4);
+        const double promo_none = probed(&xsg_probe.l2_promo, 1); /* (the library's: 256 B) */
+        const double promo_128 = probed(&xsg_probe.l2_promo, 3);
+        const double halves = probed(&xsg_probe.splitk_halves, 1);
+        const double a_full = probed(&xsg_probe.splitk_a_full, 1);
         printf("   128x%d unsplit (%d tiles): %.1f, A loaded once %.1f, L2 promotion none %.1f, "
                "128 B %.1f, B in halves %.1f, A in 128-row boxes %.1f\n",
-               bn, tiles_bn, whole, a_once, promo[0], promo[1], halves, a_full);
+               bn, tiles_bn, whole, a_once, promo_none, promo_128, halves, a_full);
         a.split_k = 0;
       }
       xsg_probe.splitk_bn = bn;

@@ -16,11 +16,12 @@ struct device_info {
   int sms;         /* multiprocessors */
   int hopper;      /* compute capability 9.x */
   int v8_clusters; /* v8's clusters of two that fit at once; 0 until v8's first launch */
-  /* v14's clusters of S (2..8) CTAs of width 128 / 64 that fit at once (splitk_cluster); 0 where
-   * none or the query failed */
+  /* v14's clusters of S (2..8) CTAs of width 128 / 64 that fit at once (splitk_cluster, which
+   * queries them at its first use); 0 where none or the query failed */
+  int sk_ready;
   int sk_clusters[2 * 9];
 };
-device_info g_dev = {0, 0, 0, 0, {0}};
+device_info g_dev = {0, 0, 0, 0, 0, {0}};
 
 xs_result query_device(device_info* out) {
   if (!g_dev.ok) {
@@ -37,14 +38,6 @@ xs_result query_device(device_info* out) {
     g_dev.sms = sms;
     g_dev.hopper = major == 9;
     g_dev.v8_clusters = 0;
-    if (major == 9)
-      for (int w = 0; w < 2; w++)
-        for (int S = 2; S <= 8; S++) {
-          int n = 0;
-          if (xsg_splitk_max_clusters(128 >> w, S, &n) != cudaSuccess) n = 0;
-          g_dev.sk_clusters[w * 9 + S] = n;
-        }
-    cudaGetLastError();
     g_dev.ok = 1;
   }
   *out = g_dev;
@@ -54,9 +47,19 @@ xs_result query_device(device_info* out) {
 /* Whether v14's split S of `positions` tiles of width bn runs as clusters of its S slices (the
  * fix-up in distributed shared memory, no workspace): tiles of 128 x 128 or 128 x 64 (their sums
  * and gathered shares fit the ring), S <= 8 and the clusters fit at once. */
-int splitk_cluster(const device_info* dev, int bn, int S, int positions) {
-  return S >= 2 && S <= 8 && bn <= 128 && !xsg_probe.splitk_global &&
-         positions <= dev->sk_clusters[(bn == 128 ? 0 : 1) * 9 + S];
+int splitk_cluster(int bn, int S, int positions) {
+  if (S < 2 || S > 8 || bn > 128 || xsg_probe.splitk_global || !g_dev.ok || !g_dev.hopper) return 0;
+  if (!g_dev.sk_ready) { /* (the first split that could run as clusters) */
+    for (int w = 0; w < 2; w++)
+      for (int s = 2; s <= 8; s++) {
+        int n = 0;
+        if (xsg_splitk_max_clusters(128 >> w, s, &n) != cudaSuccess) n = 0;
+        g_dev.sk_clusters[w * 9 + s] = n;
+      }
+    cudaGetLastError();
+    g_dev.sk_ready = 1;
+  }
+  return positions <= g_dev.sk_clusters[(bn == 128 ? 0 : 1) * 9 + S];
 }
 
 } // namespace
@@ -67,7 +70,7 @@ int xsg_splitk_uses_clusters(int bn, int S, int positions) {
     xsi_clear_error();
     return 0;
   }
-  return splitk_cluster(&dev, bn, S, positions);
+  return splitk_cluster(bn, S, positions);
 }
 
 namespace {
@@ -530,10 +533,8 @@ extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* a
   XSI_ARG(bytes != NULL, "gemm: bytes is NULL");
   xs_gemm_tiling t = {};
   XSI_CHECK(xs_gemm_tiles(&t, args, act));
-  device_info dev;
-  XSI_CHECK(query_device(&dev));
   const int bn = act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
-  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster(&dev, bn, t.splits, t.count)
+  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster(bn, t.splits, t.count)
                ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits)
                : 0;
   return XS_OK;
@@ -672,7 +673,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     /* a tile's slices as one cluster, meeting in distributed shared memory, where the clusters
      * fit at once (splitk_cluster); else through the workspace. AUTO's S is the plan's either
      * way (session 23: the two fix-ups take the same time) */
-    sk.cluster = splitk_cluster(&dev, bn, sk.splits, p.positions);
+    sk.cluster = splitk_cluster(bn, sk.splits, p.positions);
     if (sk.splits > 1 && !sk.cluster) {
       const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
       size_t have = 0;
@@ -691,7 +692,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
                                sk.splits);
         if (!ws) { /* (being captured) AUTO's split shrinks to the most S that runs as clusters */
           int S = sk.splits < 8 ? sk.splits : 8;
-          while (S >= 2 && !splitk_cluster(&dev, bn, S, p.positions))
+          while (S >= 2 && !splitk_cluster(bn, S, p.positions))
             S--;
           sk.splits = S >= 2 ? S : 1;
           sk.cluster = S >= 2;
