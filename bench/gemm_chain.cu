@@ -828,6 +828,15 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
  * the multiply alone (xsg_probe.splitk 1: no fix-up), and the multiply with the sums' stores and
  * the barrier (2: no gather, no output); v3 unsplit and cuBLAS beside them. Microseconds per
  * launch, back to back, median over rounds of `reps` launches (probe rows leave C wrong). */
+/* A dense problem's operands: A (M x K) and B (N x K) random bf16 (seeds 1, 2), C (M x N). */
+static void dense_operands(int M, int N, int K, void** A, void** B, void** C) {
+  CK(cudaMalloc(A, (size_t)M * K * 2));
+  CK(cudaMalloc(B, (size_t)N * K * 2));
+  CK(cudaMalloc(C, (size_t)M * N * 2));
+  CX(xsg_fill_random(*A, (int64_t)M * K, 1, 1.0f));
+  CX(xsg_fill_random(*B, (int64_t)N * K, 2, 1.0f));
+}
+
 /* --switch: what a GEMM pays after another kernel (session 23). Two kernels that run the same
  * ~10 us of dependent FMAs on every SM: `small` loops over them (a few hundred bytes of code),
  * `large` is the same chain unrolled (~256 KB of code, more than an SM's instruction caches
@@ -877,11 +886,7 @@ static int run_switch(int rounds, int reps, cublasHandle_t blas) {
   for (int g = 0; g < 3; g++) {
     const int M = shapes[g][0], N = shapes[g][1], K = shapes[g][2];
     void *A, *B, *C;
-    CK(cudaMalloc(&A, (size_t)M * K * 2));
-    CK(cudaMalloc(&B, (size_t)N * K * 2));
-    CK(cudaMalloc(&C, (size_t)M * N * 2));
-    CX(xsg_fill_random(A, (int64_t)M * K, 1, 1.0f));
-    CX(xsg_fill_random(B, (int64_t)N * K, 2, 1.0f));
+    dense_operands(M, N, K, &A, &B, &C);
     xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
     a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
     xs_gemm_args o = XS_GEMM_ARGS_INITIALIZER;
@@ -960,11 +965,7 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
   for (int i = 0; i < nshapes; i++) {
     const int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
     void *A, *B, *C;
-    CK(cudaMalloc(&A, (size_t)M * K * 2));
-    CK(cudaMalloc(&B, (size_t)N * K * 2));
-    CK(cudaMalloc(&C, (size_t)M * N * 2));
-    CX(xsg_fill_random(A, (int64_t)M * K, 1, 1.0f));
-    CX(xsg_fill_random(B, (int64_t)N * K, 2, 1.0f));
+    dense_operands(M, N, K, &A, &B, &C);
     printf("## split-K %dx%dx%d, us per launch (median of %d rounds x %d)\n", M, N, K, rounds,
            reps);
     auto timeit = [&](auto fn) {
