@@ -95,6 +95,27 @@ typedef struct xsg_first {
  * before it), [26 + s] its first slot armed (empty wait, expect_tx),
  * [28 + s] consumer s in its branch, [30], [31] spare. */
 #define XSG_V7_TRACE 32
+/* The epilogue of a v2-v6 / v11-v13 kernel, fixed at compile time or not (gemm_v2.cu): ANY reads
+ * the activation and the store kind from xsg_params at run time; the others fix both and leave
+ * the other forms' code out of the kernel (session 24: a launch after another kernel refetches
+ * what it runs, and the forms' code together held v11's wgmmas at the edge of serialization). */
+enum {
+  XSG_EPI_ANY = 0,
+  XSG_EPI_LOCAL = 1,      /* XS_GEMM_STORE_LOCAL, XS_GEMM_ACT_NONE */
+  XSG_EPI_LOCAL_SILU = 2, /* XS_GEMM_STORE_LOCAL, XS_GEMM_ACT_SILU_MUL */
+  XSG_EPI_MAP = 3,        /* XS_GEMM_STORE_MAP, XS_GEMM_ACT_NONE */
+  XSG_EPI_MAP_SILU = 4,   /* XS_GEMM_STORE_MAP, XS_GEMM_ACT_SILU_MUL */
+};
+static inline __host__ __device__ int xsg_epi_of(int act, int store) {
+  return 1 + (act == XS_GEMM_ACT_SILU_MUL) + 2 * (store == XS_GEMM_STORE_MAP);
+}
+static inline __host__ __device__ constexpr int xsg_epi_silu(int epi) {
+  return epi == XSG_EPI_LOCAL_SILU || epi == XSG_EPI_MAP_SILU;
+}
+static inline __host__ __device__ constexpr int xsg_epi_store(int epi) {
+  return epi >= XSG_EPI_MAP ? XS_GEMM_STORE_MAP : XS_GEMM_STORE_LOCAL;
+}
+
 typedef struct xsg_probe_t {
   int v3_mode;
   unsigned long long* trace; /* device memory, mode 5 */
@@ -122,6 +143,8 @@ typedef struct xsg_probe_t {
   int splitk_global; /* nonzero: v14's split fix-up through the workspace even where the tile's
                         slices fit as a cluster */
   int splitk_a_full; /* nonzero: v14 loads A in boxes of 128 rows even where M < 128 */
+  int epi_any;       /* nonzero: v3 / v11 run the kernel whose epilogue is read from xsg_params at
+                        run time (XSG_EPI_ANY) even where a fixed one would do */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

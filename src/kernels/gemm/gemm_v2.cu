@@ -188,7 +188,7 @@ __device__ __forceinline__ int first_tile(const xsg_params& p, const int32_t* of
 template <int BN, int PS_FIRST, int PS_LAST, class Word, class WordSilu>
 __device__ __forceinline__ void
 store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int half, int tid,
-           int silu, const tile_done& td, int raise_flag, Word word, WordSilu word_silu,
+           int silu, int store, const tile_done& td, int raise_flag, Word word, WordSilu word_silu,
            uint8_t* slot_c = nullptr, unsigned long long* rec = nullptr) {
   using cfg = hopper_cfg<BN>;
   const int warp = tid / 32, lane = tid % 32;
@@ -205,7 +205,7 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
   const int out_cols = silu ? BN / 2 : BN;  /* output columns per tile */
   const int out_row0 = td.row0 + 64 * half; /* first output row of this half */
   const int out_col0 = td.nb * out_cols;
-  const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL;
+  const int tma = (silu ? cfg::TMA_C_SILU : cfg::TMA_C) && store == XS_GEMM_STORE_LOCAL;
   constexpr int GPP = cfg::STAGE_COLS / 8; /* 8-column groups per pass */
   static_assert(0 <= PS_FIRST && PS_FIRST <= PS_LAST && PS_LAST < cfg::PASSES, "pass range");
 #pragma unroll
@@ -292,7 +292,7 @@ store_tile(const xsg_params& p, const CUtensorMap* map_c, uint8_t* my_c, int hal
        * the barrier so its latency overlaps the other warps' staging writes. */
       uint16_t* base;
       int64_t ld;
-      if (p.epi.store == XS_GEMM_STORE_MAP) {
+      if (store == XS_GEMM_STORE_MAP) {
         const xs_gemm_tile_dst dst = td.dst;
         base = (uint16_t*)dst.base + (int64_t)(64 * half) * dst.ld + ps * cfg::STAGE_COLS;
         ld = dst.ld;
@@ -358,7 +358,7 @@ __device__ __forceinline__ void store_tile_direct(const xsg_params& p, int half,
  *   2048x3072x4096, relaxed with a fence there 3-7 % more (call H);
  * - v11: serialized in every placement tried; v2 (128 x 128): 8 bytes of spills. Neither
  *   is built with WAIT. */
-template <int BN, int MODE, bool WAIT>
+template <int BN, int MODE, bool WAIT, int EPI>
 __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     gemm_kernel_hopper(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
@@ -391,14 +391,19 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
-  const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
+  /* EPI (XSG_EPI_*): the epilogue fixed at compile time, or read from p.epi (ANY). A fixed one
+   * leaves the other forms' code out, so that a launch after another kernel refetches less. */
+  const int silu = EPI == XSG_EPI_ANY ? p.epi.act == XS_GEMM_ACT_SILU_MUL : xsg_epi_silu(EPI);
+  /* The store kind is read where it is used, not held: held in a register across the main loop,
+   * it made ptxas serialize the wgmmas of v3's and v11's ANY kernels (C7511, session 24). */
+  auto store = [&]() -> int { return EPI == XSG_EPI_ANY ? (int)p.epi.store : xsg_epi_store(EPI); };
 
   if (threadIdx.x == 0) {
     /* The tensor maps first: their fetch overlaps the set-up below instead of delaying the
      * first load (and, for the TMA store, the first epilogue of a one-wave problem). */
     xs_tma_prefetch_map(&map_a);
     xs_tma_prefetch_map(&map_b);
-    if ((silu ? cfg::TMA_C_SILU : cfg::TMA_C) && p.epi.store == XS_GEMM_STORE_LOCAL)
+    if ((silu ? cfg::TMA_C_SILU : cfg::TMA_C) && store() == XS_GEMM_STORE_LOCAL)
       xs_tma_prefetch_map(&map_c);
     for (int s = 0; s < cfg::STAGES; s++) {
       xs_mbar_init(&full[s], 1);
@@ -635,7 +640,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     /* v13 (MODE 3): the TMA-stored tiles without SiLU*mul stage their second pass in their last
      * k-block's ring slot, released to the producer at the next tile's first k-block (or after
      * the loop) once this warpgroup's TMA stores have read it: tid 0 arrives for its 4 warps. */
-    const int use_slot = SLOT && !silu && cfg::TMA_C && p.epi.store == XS_GEMM_STORE_LOCAL;
+    const int use_slot = SLOT && !silu && cfg::TMA_C && store() == XS_GEMM_STORE_LOCAL;
     int held = 0, has_held = 0;
     int jt = 0;                             /* TRACE: tiles taken so far */
     tile_info piece = {-1, 0, 0, 0, 0, -1}; /* TAIL: a half tile (its first k-block is here) */
@@ -662,13 +667,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     auto store_pending = [&]() {
       /* NOTE: v11 reads the map entry here, not at the tile's start: 4 more registers live
        * across the main loop made it spill 136 bytes. */
-      if (p.epi.store == XS_GEMM_STORE_MAP) pending.dst = p.epi.dst_map[pending.index];
+      if (store() == XS_GEMM_STORE_MAP) pending.dst = p.epi.dst_map[pending.index];
       if (silu)
-        store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, pending, 1, word_pk_pass0,
+        store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, store(), pending, 1, word_pk_pass0,
                              word_pk_silu); /* (word_pk_pass0: the branch silu = 0, not taken) */
       else
-        store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, pending,
-                                                         1, word_pk_pass1, word_pk_silu);
+        store_tile<BN, cfg::PASSES - 1, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, store(),
+                                                         pending, 1, word_pk_pass1, word_pk_silu);
     };
 
     for (;;) {
@@ -689,7 +694,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* The tile's map entry is loaded now: its latency passes under the main loop instead of
        * adding to the epilogue (a one-wave problem has nothing else to hide it under). */
       xs_gemm_tile_dst dst = {nullptr, 0};
-      if (!DEFER && p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[tile_index];
+      if (!DEFER && store() == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[tile_index];
       /* TRACE: this tile's record (stamps are stored at once: none stays live in a register).
        * [1] and [2] are both "the first k-block is here and the tile known". */
       unsigned long long* const rec = TRACE && tid == 0 && jt < p.trace_cap
@@ -771,8 +776,9 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             word_d_silu(i, pk[2 * i], pk[2 * i + 1]);
         } else {
           tile_done first = done; /* v11 loads the map entry when it stores (see store_pending) */
-          if (p.epi.store == XS_GEMM_STORE_MAP) first.dst = p.epi.dst_map[tile_index];
-          store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, first, 0, word_d, word_d_silu);
+          if (store() == XS_GEMM_STORE_MAP) first.dst = p.epi.dst_map[tile_index];
+          store_tile<BN, 0, 0>(p, &map_c, my_c, half, tid, silu, store(), first, 0, word_d,
+                               word_d_silu);
 #pragma unroll
           for (int i = GPP; i < 2 * GPP; i++)
 #pragma unroll
@@ -785,13 +791,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         store_tile_direct<BN>(p, half, tid, silu, done, d);
       } else if constexpr (SLOT) {
         store_tile<BN, 0, cfg::PASSES - 1>(
-            p, &map_c, my_c, half, tid, silu, done, 1, word_d, word_d_silu,
+            p, &map_c, my_c, half, tid, silu, store(), done, 1, word_d, word_d_silu,
             use_slot ? ring + prev_s * cfg::STAGE_BYTES : nullptr, rec);
         held = prev_s;
         has_held = use_slot;
       } else if constexpr (!NO_EPI) {
-        store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, done, 1, word_d,
-                                           word_d_silu, nullptr, rec);
+        store_tile<BN, 0, cfg::PASSES - 1>(p, &map_c, my_c, half, tid, silu, store(), done, 1,
+                                           word_d, word_d_silu, nullptr, rec);
       }
       if (TRACE && rec) rec[4] = xs_clock64();
     }
@@ -832,7 +838,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         const int row_end = piece.row_end >= 0 ? piece.row_end : xsg_masked_rows(p, piece.expert);
         tile_done td = {piece.row0,  row_end, piece.expert, piece.index, 2 * piece.nb + piece.piece,
                         {nullptr, 0}};
-        if (p.epi.store == XS_GEMM_STORE_MAP) {
+        if (store() == XS_GEMM_STORE_MAP) {
           td.dst = p.epi.dst_map[piece.index];
           td.dst.base = (uint16_t*)td.dst.base + piece.piece * (silu ? BN / 4 : BN / 2);
         }
@@ -842,7 +848,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         auto word_h_silu = [&](int i, uint32_t& w0, uint32_t& w1) {
           xsg_silu_mul4_bf16(&h[4 * i], &h[4 * (i + BN / 32)], w0, w1); /* up: BN / 32 groups on */
         };
-        store_tile<BN / 2, 0, 0>(p, &map_c, my_c, half, tid, silu, td, 0, word_h, word_h_silu);
+        store_tile<BN / 2, 0, 0>(p, &map_c, my_c, half, tid, silu, store(), td, 0, word_h,
+                                 word_h_silu);
         /* the next entry: the end of the schedule, or (not with sched.h's split) another half */
         xs_mbar_wait(&full[s], phase);
         piece = xsg_entry_lane0(&info[s]);
@@ -880,20 +887,42 @@ int xsg_hopper_smem_bytes(int bn) {
                      : hopper_cfg<128>::SMEM;
 }
 
-template <int BN, int MODE, bool WAIT = false>
+template <int BN, int MODE, bool WAIT = false, int EPI = XSG_EPI_ANY>
 static cudaError_t launch(const xsg_params* p, const xsg_first* first, const CUtensorMap* ma,
                           const CUtensorMap* mb, const CUtensorMap* mc, int ctas,
                           cudaStream_t stream) {
   using cfg = hopper_cfg<BN>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, MODE, WAIT>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_hopper<BN, MODE, WAIT, EPI>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_hopper<BN, MODE, WAIT>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
-                    *ma, *mb, *mc, *p, *first);
+  return xsg_launch(gemm_kernel_hopper<BN, MODE, WAIT, EPI>, *p, ctas, cfg::THREADS, cfg::SMEM,
+                    stream, *ma, *mb, *mc, *p, *first);
+}
+
+template <int MODE>
+static cudaError_t launch_fixed(int epi, const xsg_params* p, const xsg_first* first,
+                                const CUtensorMap* ma, const CUtensorMap* mb, const CUtensorMap* mc,
+                                int ctas, cudaStream_t stream) {
+  switch (epi) {
+  case XSG_EPI_LOCAL_SILU:
+    /* NOTE: v11's kernel with this epilogue fixed has its wgmmas serialized by ptxas (C7511:
+     * the accumulators, the pending pass and the store's addresses exceed the 168 registers a
+     * 384-thread CTA has); the run-time kernel is not. AUTO never runs v11 with SiLU*mul. */
+    if constexpr (MODE == 1)
+      return launch<256, MODE, false, XSG_EPI_ANY>(p, first, ma, mb, mc, ctas, stream);
+    else
+      return launch<256, MODE, false, XSG_EPI_LOCAL_SILU>(p, first, ma, mb, mc, ctas, stream);
+  case XSG_EPI_MAP:
+    return launch<256, MODE, false, XSG_EPI_MAP>(p, first, ma, mb, mc, ctas, stream);
+  case XSG_EPI_MAP_SILU:
+    return launch<256, MODE, false, XSG_EPI_MAP_SILU>(p, first, ma, mb, mc, ctas, stream);
+  default:
+    return launch<256, MODE, false, XSG_EPI_LOCAL>(p, first, ma, mb, mc, ctas, stream);
+  }
 }
 
 cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
@@ -903,6 +932,12 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
     return bn == 256 && mode == 0
                ? launch<256, 0, true>(p, first, map_a, map_b, map_c, ctas, stream)
                : cudaErrorInvalidValue;
+  /* v3 and v11: the epilogue fixed at compile time (tile flags stay a run-time choice). */
+  if (bn == 256 && (mode == 0 || mode == 1) && !xsg_probe.epi_any) {
+    const int epi = xsg_epi_of(p->epi.act, p->epi.store);
+    return mode == 1 ? launch_fixed<1>(epi, p, first, map_a, map_b, map_c, ctas, stream)
+                     : launch_fixed<0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
+  }
   if (bn == 256)
     return mode == 1   ? launch<256, 1>(p, first, map_a, map_b, map_c, ctas, stream)
            : mode == 2 ? launch<256, 2>(p, first, map_a, map_b, map_c, ctas, stream)
@@ -920,15 +955,22 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
 }
 
 cudaError_t xsg_preload_hopper(void) {
-  const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false>,
-                           (const void*)gemm_kernel_hopper<256, 1, false>,
-                           (const void*)gemm_kernel_hopper<256, 2, false>,
-                           (const void*)gemm_kernel_hopper<256, 3, false>,
-                           (const void*)gemm_kernel_hopper<256, 0, true>,
-                           (const void*)gemm_kernel_hopper<224, 0, false>,
-                           (const void*)gemm_kernel_hopper<208, 0, false>,
-                           (const void*)gemm_kernel_hopper<192, 0, false>,
-                           (const void*)gemm_kernel_hopper<128, 0, false>};
+  const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_LOCAL>,
+                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_LOCAL_SILU>,
+                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_MAP>,
+                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_MAP_SILU>,
+                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_LOCAL>,
+                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_MAP>,
+                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_MAP_SILU>,
+                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<256, 2, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<256, 3, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<256, 0, true, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<224, 0, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<208, 0, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<192, 0, false, XSG_EPI_ANY>,
+                           (const void*)gemm_kernel_hopper<128, 0, false, XSG_EPI_ANY>};
   for (const void* f : k) {
     cudaFuncAttributes a;
     const cudaError_t e = cudaFuncGetAttributes(&a, f);
