@@ -903,7 +903,8 @@ static cudaError_t launch(const xsg_params* p, const xsg_first* first, const CUt
                     stream, *ma, *mb, *mc, *p, *first);
 }
 
-template <int MODE>
+/* A kernel with its epilogue fixed (XSG_EPI_LOCAL ... XSG_EPI_MAP_SILU). */
+template <int BN, int MODE>
 static cudaError_t launch_fixed(int epi, const xsg_params* p, const xsg_first* first,
                                 const CUtensorMap* ma, const CUtensorMap* mb, const CUtensorMap* mc,
                                 int ctas, cudaStream_t stream) {
@@ -913,15 +914,15 @@ static cudaError_t launch_fixed(int epi, const xsg_params* p, const xsg_first* f
      * the accumulators, the pending pass and the store's addresses exceed the 168 registers a
      * 384-thread CTA has); the run-time kernel is not. AUTO never runs v11 with SiLU*mul. */
     if constexpr (MODE == 1)
-      return launch<256, MODE, false, XSG_EPI_ANY>(p, first, ma, mb, mc, ctas, stream);
+      return launch<BN, MODE, false, XSG_EPI_ANY>(p, first, ma, mb, mc, ctas, stream);
     else
-      return launch<256, MODE, false, XSG_EPI_LOCAL_SILU>(p, first, ma, mb, mc, ctas, stream);
+      return launch<BN, MODE, false, XSG_EPI_LOCAL_SILU>(p, first, ma, mb, mc, ctas, stream);
   case XSG_EPI_MAP:
-    return launch<256, MODE, false, XSG_EPI_MAP>(p, first, ma, mb, mc, ctas, stream);
+    return launch<BN, MODE, false, XSG_EPI_MAP>(p, first, ma, mb, mc, ctas, stream);
   case XSG_EPI_MAP_SILU:
-    return launch<256, MODE, false, XSG_EPI_MAP_SILU>(p, first, ma, mb, mc, ctas, stream);
+    return launch<BN, MODE, false, XSG_EPI_MAP_SILU>(p, first, ma, mb, mc, ctas, stream);
   default:
-    return launch<256, MODE, false, XSG_EPI_LOCAL>(p, first, ma, mb, mc, ctas, stream);
+    return launch<BN, MODE, false, XSG_EPI_LOCAL>(p, first, ma, mb, mc, ctas, stream);
   }
 }
 
@@ -932,12 +933,12 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
     return bn == 256 && mode == 0
                ? launch<256, 0, true>(p, first, map_a, map_b, map_c, ctas, stream)
                : cudaErrorInvalidValue;
-  /* v3 and v11: the epilogue fixed at compile time (tile flags stay a run-time choice). */
-  if (bn == 256 && (mode == 0 || mode == 1) && !xsg_probe.epi_any) {
-    const int epi = xsg_epi_of(p->epi.act, p->epi.store);
-    return mode == 1 ? launch_fixed<1>(epi, p, first, map_a, map_b, map_c, ctas, stream)
-                     : launch_fixed<0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
-  }
+  /* v2-v6 and v11: the epilogue fixed at compile time (tile flags stay a run-time choice). The
+   * run-time epilogue (ANY) serves v3's probe modes and, with xsg_probe.epi_any, v3 and v11. */
+  const int epi = xsg_epi_of(p->epi.act, p->epi.store);
+  if (bn == 256 && (mode == 0 || mode == 1) && !xsg_probe.epi_any)
+    return mode == 1 ? launch_fixed<256, 1>(epi, p, first, map_a, map_b, map_c, ctas, stream)
+                     : launch_fixed<256, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
   if (bn == 256)
     return mode == 1   ? launch<256, 1>(p, first, map_a, map_b, map_c, ctas, stream)
            : mode == 2 ? launch<256, 2>(p, first, map_a, map_b, map_c, ctas, stream)
@@ -948,29 +949,38 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
            : mode == 7 ? launch<256, 7>(p, first, map_a, map_b, map_c, ctas, stream)
            : mode == 8 ? launch<256, 8>(p, first, map_a, map_b, map_c, ctas, stream)
                        : launch<256, 0>(p, first, map_a, map_b, map_c, ctas, stream);
-  if (bn == 224) return launch<224, 0>(p, first, map_a, map_b, map_c, ctas, stream);
-  if (bn == 208) return launch<208, 0>(p, first, map_a, map_b, map_c, ctas, stream);
-  if (bn == 192) return launch<192, 0>(p, first, map_a, map_b, map_c, ctas, stream);
-  return launch<128, 0>(p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 224) return launch_fixed<224, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 208) return launch_fixed<208, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
+  if (bn == 192) return launch_fixed<192, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
+  return launch_fixed<128, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
+}
+
+/* Every kernel function loaded (xs_gemm_preload): the fixed epilogues of each width. */
+template <int BN, int MODE> static cudaError_t preload_fixed(void) {
+  const void* const k[] = {
+      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_LOCAL>,
+      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP>,
+      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP_SILU>,
+      MODE == 1 ? nullptr : (const void*)gemm_kernel_hopper<BN, 0, false, XSG_EPI_LOCAL_SILU>};
+  for (const void* f : k) {
+    cudaFuncAttributes a;
+    const cudaError_t e = f ? cudaFuncGetAttributes(&a, f) : cudaSuccess;
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 cudaError_t xsg_preload_hopper(void) {
-  const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_LOCAL>,
-                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_LOCAL_SILU>,
-                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_MAP>,
-                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_MAP_SILU>,
-                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_LOCAL>,
-                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_MAP>,
-                           (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_MAP_SILU>,
-                           (const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_ANY>,
+  const cudaError_t e[] = {preload_fixed<256, 0>(), preload_fixed<256, 1>(),
+                           preload_fixed<224, 0>(), preload_fixed<208, 0>(),
+                           preload_fixed<192, 0>(), preload_fixed<128, 0>()};
+  for (cudaError_t x : e)
+    if (x != cudaSuccess) return x;
+  const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_ANY>,
                            (const void*)gemm_kernel_hopper<256, 1, false, XSG_EPI_ANY>,
                            (const void*)gemm_kernel_hopper<256, 2, false, XSG_EPI_ANY>,
                            (const void*)gemm_kernel_hopper<256, 3, false, XSG_EPI_ANY>,
-                           (const void*)gemm_kernel_hopper<256, 0, true, XSG_EPI_ANY>,
-                           (const void*)gemm_kernel_hopper<224, 0, false, XSG_EPI_ANY>,
-                           (const void*)gemm_kernel_hopper<208, 0, false, XSG_EPI_ANY>,
-                           (const void*)gemm_kernel_hopper<192, 0, false, XSG_EPI_ANY>,
-                           (const void*)gemm_kernel_hopper<128, 0, false, XSG_EPI_ANY>};
+                           (const void*)gemm_kernel_hopper<256, 0, true, XSG_EPI_ANY>};
   for (const void* f : k) {
     cudaFuncAttributes a;
     const cudaError_t e = cudaFuncGetAttributes(&a, f);
