@@ -207,7 +207,7 @@ __device__ __forceinline__ void store_tokens_silu32(const float (&v)[BT / 2], ui
   }
 }
 
-template <int BT, int BW, bool TRACE>
+template <int BT, int BW, bool TRACE, int EPI>
 __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     gemm_kernel_v7(const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b,
@@ -225,7 +225,8 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
-  const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
+  /* EPI (gemm_internal.h XSG_EPI_*): the epilogue fixed at compile time, or read from p.epi. */
+  const int silu = EPI == XSG_EPI_ANY ? p.epi.act == XS_GEMM_ACT_SILU_MUL : xsg_epi_silu(EPI);
   /* CONTIG: the expert offsets in shared memory (binary search per tile, both roles). */
   const int contig_table =
       p.layout == XS_GEMM_GROUPED_CONTIG && p.experts <= XSG_MASKED_MAX_EXPERTS;
@@ -458,7 +459,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       const int rows = row_end - row0, cols = p.n_out - col0;
       uint16_t* base;
       int64_t ld;
-      if (p.epi.store == XS_GEMM_STORE_MAP) {
+      if ((EPI == XSG_EPI_ANY ? (int)p.epi.store : xsg_epi_store(EPI)) == XS_GEMM_STORE_MAP) {
         const xs_gemm_tile_dst dst = p.epi.dst_map[tile_index];
         base = (uint16_t*)dst.base;
         ld = dst.ld;
@@ -499,26 +500,36 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   }
 }
 
-template <int BT, int BW, bool TRACE>
+template <int BT, int BW, bool TRACE, int EPI>
 static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                                int ctas, cudaStream_t stream) {
   using cfg = v7_cfg<BT, BW>;
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (!attr_done) {
-    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, BW, TRACE>,
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel_v7<BT, BW, TRACE, EPI>,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma,
-                    *mb, *p);
+  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE, EPI>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
+                    *ma, *mb, *p);
 }
 
 template <int BT, int BW>
 static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUtensorMap* mb,
                           int ctas, cudaStream_t stream) {
-  if (p->trace) return launch_mode<BT, BW, true>(p, ma, mb, ctas, stream); /* probe only */
-  return launch_mode<BT, BW, false>(p, ma, mb, ctas, stream);
+  if (p->trace) /* probe only */
+    return launch_mode<BT, BW, true, XSG_EPI_ANY>(p, ma, mb, ctas, stream);
+  switch (xsg_epi_of(p->epi.act, p->epi.store)) { /* the epilogue fixed at compile time */
+  case XSG_EPI_LOCAL_SILU:
+    return launch_mode<BT, BW, false, XSG_EPI_LOCAL_SILU>(p, ma, mb, ctas, stream);
+  case XSG_EPI_MAP:
+    return launch_mode<BT, BW, false, XSG_EPI_MAP>(p, ma, mb, ctas, stream);
+  case XSG_EPI_MAP_SILU:
+    return launch_mode<BT, BW, false, XSG_EPI_MAP_SILU>(p, ma, mb, ctas, stream);
+  default:
+    return launch_mode<BT, BW, false, XSG_EPI_LOCAL>(p, ma, mb, ctas, stream);
+  }
 }
 
 } // namespace
@@ -541,16 +552,24 @@ cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const C
   return cudaErrorInvalidValue;
 }
 
-cudaError_t xsg_preload_v7(void) {
-  const void* const k[] = {
-      (const void*)gemm_kernel_v7<16, 64, false>,  (const void*)gemm_kernel_v7<32, 64, false>,
-      (const void*)gemm_kernel_v7<64, 64, false>,  (const void*)gemm_kernel_v7<16, 128, false>,
-      (const void*)gemm_kernel_v7<32, 128, false>, (const void*)gemm_kernel_v7<64, 128, false>,
-      (const void*)gemm_kernel_v7<128, 128, false>};
+template <int BT, int BW> static cudaError_t preload(void) {
+  const void* const k[] = {(const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_LOCAL>,
+                           (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_LOCAL_SILU>,
+                           (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_MAP>,
+                           (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_MAP_SILU>};
   for (const void* f : k) {
     cudaFuncAttributes a;
     const cudaError_t e = cudaFuncGetAttributes(&a, f);
     if (e != cudaSuccess) return e;
   }
+  return cudaSuccess;
+}
+
+cudaError_t xsg_preload_v7(void) {
+  const cudaError_t e[] = {preload<16, 64>(),  preload<32, 64>(),  preload<64, 64>(),
+                           preload<16, 128>(), preload<32, 128>(), preload<64, 128>(),
+                           preload<128, 128>()};
+  for (cudaError_t x : e)
+    if (x != cudaSuccess) return x;
   return cudaSuccess;
 }
