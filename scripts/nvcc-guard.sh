@@ -1,9 +1,10 @@
 #!/bin/sh
 # nvcc-guard.sh — the CUDA compiler launcher (CMakeLists.txt, CMAKE_CUDA_COMPILER_LAUNCHER).
 # Runs the compile as is and fails it when ptxas reports that it serialized a kernel's wgmma
-# instructions (C7511 and its kin C7510/C7515-C7520): such a kernel compiles and is correct, but
-# runs its tensor-core work without pipelining, ~15 % slower (session 24: the v11 kernels sit
-# at the edge of their 168 registers, and small code changes tipped them over unnoticed).
+# instructions (C7511, or any ptxas message that names wgmma and serialization): such a kernel
+# compiles and is correct, but runs its tensor-core work without pipelining (13-15 % slower on
+# the H200 in session 24, where the v11 kernels sat at the edge of their 168 registers and small
+# code changes tipped them over unnoticed).
 out=$("$@" 2>&1)
 rc=$?
 [ -n "$out" ] && printf '%s\n' "$out" >&2
