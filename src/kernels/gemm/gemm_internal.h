@@ -275,6 +275,16 @@ cudaError_t xsg_preload_v7(void);
 cudaError_t xsg_preload_v8(void);
 cudaError_t xsg_preload_v10(void);
 cudaError_t xsg_preload_splitk(void);
+/* cudaFuncGetAttributes on each of the n kernel functions in k (NULL entries skipped): the first
+ * error, or cudaSuccess. */
+static inline cudaError_t xsg_load_kernels(const void* const* k, int n) {
+  for (int i = 0; i < n; i++) {
+    cudaFuncAttributes a;
+    const cudaError_t e = k[i] ? cudaFuncGetAttributes(&a, k[i]) : cudaSuccess;
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
 /* Dynamic shared memory a Hopper version needs, in bytes (for its config's static check). */
 int xsg_hopper_smem_bytes(int bn);
 /* v7 and v9 (gemm_v7.cu): token-major tiles of p->tile_m = 16, 32 or 64 (v7) or 128 (v9) tokens

@@ -962,12 +962,7 @@ template <int BN, int MODE> static cudaError_t preload_fixed(void) {
       (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP>,
       (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP_SILU>,
       MODE == 1 ? nullptr : (const void*)gemm_kernel_hopper<BN, 0, false, XSG_EPI_LOCAL_SILU>};
-  for (const void* f : k) {
-    cudaFuncAttributes a;
-    const cudaError_t e = f ? cudaFuncGetAttributes(&a, f) : cudaSuccess;
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
+  return xsg_load_kernels(k, 4);
 }
 
 cudaError_t xsg_preload_hopper(void) {
@@ -981,10 +976,5 @@ cudaError_t xsg_preload_hopper(void) {
                            (const void*)gemm_kernel_hopper<256, 2, false, XSG_EPI_ANY>,
                            (const void*)gemm_kernel_hopper<256, 3, false, XSG_EPI_ANY>,
                            (const void*)gemm_kernel_hopper<256, 0, true, XSG_EPI_ANY>};
-  for (const void* f : k) {
-    cudaFuncAttributes a;
-    const cudaError_t e = cudaFuncGetAttributes(&a, f);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
+  return xsg_load_kernels(k, (int)(sizeof k / sizeof k[0]));
 }

@@ -557,12 +557,7 @@ template <int BT, int BW> static cudaError_t preload(void) {
                            (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_LOCAL_SILU>,
                            (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_MAP>,
                            (const void*)gemm_kernel_v7<BT, BW, false, XSG_EPI_MAP_SILU>};
-  for (const void* f : k) {
-    cudaFuncAttributes a;
-    const cudaError_t e = cudaFuncGetAttributes(&a, f);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
+  return xsg_load_kernels(k, 4);
 }
 
 cudaError_t xsg_preload_v7(void) {
