@@ -495,6 +495,8 @@ static int g_gap_us = 0; /* --gap-us: an idle spin between the context and the r
 static int g_ctx_version = 0; /* --ctx-version V: the context GEMMs run version V (0: AUTO) */
 static int g_ctx_layer = 0;   /* --ctx-layer: the context GEMMs with context = LAYER */
 static int g_lean = 0;        /* --lean: rows AUTO, AUTO with LAYER, v3 and cuBLAS only */
+static int g_probe_hint = 16; /* --probe-hint H: the "auto hint" row's L2 policy (xsg_probe.l2_hint:
+                                 A's kind | B's kind << 2, 1 evict_first, 2 evict_last; 16 none) */
 static int g_all = 0;         /* --all: issue 5's twelve balanced cases */
 static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
   const int E = k->E, T = k->T, H = k->H, I = k->I;
@@ -550,7 +552,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
       /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
        * L2 promotion (gemm_internal.h xsg_probe) */
       if (v == LV_LAYER) a.context = XS_GEMM_CONTEXT_LAYER;
-      if (v == LV_NOHINT) xsg_probe.l2_hint = 16;
+      if (v == LV_NOHINT) xsg_probe.l2_hint = g_probe_hint;
       if (v == LV_PROMO) xsg_probe.l2_promo = 3;
       CX(xs_gemm_run(&a, e, sc, NULL));
       xsg_probe.l2_hint = 0, xsg_probe.l2_promo = 0;
@@ -566,9 +568,9 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
            T, nb, kk, E, (int)ta.version, g_ctx_layer ? -1 : g_ctx_version);
     uint16_t* ref = NULL;
     const size_t nout_fused = (size_t)E * T * n_out, nout_plain = (size_t)E * T * nb;
-    static const char* names[NLV] = {"auto",       "auto layer",  "v3",        "v11",
-                                     "v13",        "v6",          "v12",       "auto no-silu",
-                                     "v3 no-silu", "auto nohint", "auto 128B", "cublas sb"};
+    static const char* names[NLV] = {"auto",       "auto layer", "v3",        "v11",
+                                     "v13",        "v6",         "v12",       "auto no-silu",
+                                     "v3 no-silu", "auto hint",  "auto 128B", "cublas sb"};
     for (int vi = 0; vi < NLV; vi++) {
       const int v = vi == 0 ? LV_V3 : vi == LV_V3 ? LV_AUTO : vi; /* v3 first: the reference */
       if (!have[v]) continue;
@@ -1080,6 +1082,8 @@ int main(int argc, char** argv) {
       g_ctx_version = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--ctx-layer"))
       g_ctx_layer = 1;
+    else if (!strcmp(argv[i], "--probe-hint") && i + 1 < argc)
+      g_probe_hint = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--lean"))
       g_lean = 1;
     else if (!strcmp(argv[i], "--all"))
@@ -1108,11 +1112,17 @@ int main(int argc, char** argv) {
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
-              "[--ctx-layer] | --splitk [--shapes M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
+              "[--ctx-layer] [--lean] [--all] [--probe-hint H] | --switch | --splitk [--shapes "
+              "M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
               "M,...]]\n",
               argv[0]);
       return 2;
     }
+  }
+  if (g_probe_hint < 1 || g_probe_hint > 16) {
+    fprintf(stderr,
+            "gemm_chain: --probe-hint must be 1..15 (A's kind | B's kind << 2) or 16 (none)\n");
+    return 2;
   }
   if (g_ctx_version < 0 || g_ctx_version > (int)XS_GEMM_V13) {
     fprintf(stderr, "gemm_chain: --ctx-version must be 0 (AUTO) or 1..13\n");
@@ -1136,8 +1146,11 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
-  printf("# gemm_chain on %s (%d SMs), %d rounds x %d calls%s\n", prop.name,
-         prop.multiProcessorCount, rounds, reps, xsg_probe.tail ? ", v3's tail halves off" : "");
+  printf(
+      "# gemm_chain on %s (%d SMs), %d rounds x %d calls%s; the \"auto hint\" rows: L2 policy %d "
+      "(A | B << 2, 16: none)\n",
+      prop.name, prop.multiProcessorCount, rounds, reps,
+      xsg_probe.tail ? ", v3's tail halves off" : "", g_probe_hint);
   int ok = 1;
   cublasHandle_t blas = NULL;
   if (dense >= 2 && cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
