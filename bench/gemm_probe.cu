@@ -11,9 +11,9 @@
  * the full GEMMs); --energy: then the joules per launch of those rows (gemm_probe_common.h
  * probe_energy); --hints: time only
  * cuBLAS, v3 and v11 as the library runs them, and with other L2 cache policies on their TMA
- * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first) and L2 promotions in the tensor
- * maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session 10;
- * where each expert's weights are read once its choice is "B first, 256 B" in one wave ("B
+ * loads (xsg_probe.l2_hint: none, A evict_last, B evict_first, both) and L2 promotions in the
+ * tensor maps (xsg_probe.l2_promo: 128 or 256 bytes); "none, 256 B" is the library before session
+ * 10; where each expert's weights are read once its choice is "B first, 256 B" in one wave ("B
  * first, 128 B" from session 10 to 16) and "A last, 128 B" beyond one wave.
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * launch finds in L2 the previous launch's lines, not its own), cuBLAS and ours alike. Rows, timed
@@ -310,9 +310,11 @@ int main(int argc, char** argv) {
           {"v3, B first, 128 B", ours(0, 4, 3), {}},
           {"v3, B first, 256 B", ours(0, 4, 4), {}},
           {"v3, A last, 128 B", ours(0, 2, 3), {}},
+          {"v3, A last, B first, 256 B", ours(0, 6, 4), {}},
           {"v11 (mode 1)", ours(1), {}},
           {"v11, none, 256 B", ours(1, 16, 4), {}},
-          {"v11, A last, 128 B", ours(1, 2, 3), {}}};
+          {"v11, A last, 128 B", ours(1, 2, 3), {}},
+          {"v11, A last, B first, 256 B", ours(1, 6, 4), {}}};
 
   if (gaps) return probe_gaps(cublas, ours, trace, stride, tl.count < sms ? tl.count : sms);
 
