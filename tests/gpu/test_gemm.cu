@@ -931,6 +931,9 @@ static void test_splitk(void) {
       {XS_GEMM_DENSE, 512, 1280, 8192, 0, NULL, 0}, /* Llama-3-70B TP8 QKV at 512 tokens */
       {XS_GEMM_DENSE, 200, 1040, 520, 0, NULL, 1},  /* SiLU*mul, I = 520: 2 x 5 tiles */
       {XS_GEMM_DENSE, 9, 264, 1000, 0, NULL, 0},    /* M < 128: A's box of 16 rows, stale rows */
+      {XS_GEMM_DENSE, 1, 1280, 8192, 0, NULL,
+       0}, /* a decode step: the fix-up moves 1 warp's rows */
+      {XS_GEMM_DENSE, 40, 528, 1000, 0, NULL, 1}, /* SiLU*mul at 40 rows: 3 warps' rows */
   };
   const int splits[] = {2, 3, 5, 16};
   for (int global = 0; global < 2; global++) /* clusters where they fit; then the workspace */

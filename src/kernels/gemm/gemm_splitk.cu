@@ -30,7 +30,8 @@
  * The counters go back to zero at every launch's end, so the workspace needs zeroing once only,
  * and a captured graph replays with the same arguments. Each CTA writes and reads about BN / 2
  * KiB of fp32 through L2 ((S - 1) / S of its tile's sums); its share of the epilogue is 1/S of a
- * tile.
+ * tile. Where the tile has fewer than 128 rows below M (a decode step's few tokens), step 1
+ * stores only the sums of the warps that hold those rows (session 24).
  * NOTE (session 22, call A): the first fix-up summed the share from global memory into the
  * accumulator registers, one slice after another (ld.global.cg per float4): latency-bound, about
  * 12 us per launch whatever S, which made v14 lose to v2 wherever K was short. The bulk copies
@@ -195,6 +196,13 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       if (lane == 0) xs_mbar_arrive(&empty[last]);
     }
     const int row0 = t.mb * cfg::BM;
+    /* The tile's rows below M: consumer thread ct's sums hold rows of warp ct / 32 (16 rows per
+     * warp, warps in row order), so a warp with 16 * (ct / 32) >= rows holds none (a decode
+     * step's tile has one or a few such warps of 8) and stores no sums to the workspace; the
+     * gather still copies whole 4 KiB groups (stale words for those rows, never stored): copying
+     * only the rows' 512-byte slices, one bulk copy per group, made the fix-up 1 us slower
+     * (session 24, call H). */
+    const int rows = p.M - row0 < cfg::BM ? p.M - row0 : cfg::BM;
     /* The fix-up's last step, in both forms: this CTA's share, output groups [g0, g0 + G), each
      * group i of half h (1: the up half with SiLU*mul) summed in slice order by sum(i, h), stored
      * straight to C or the map entry: per output group og, this thread's float4 holds rows r_lo
@@ -320,7 +328,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         const float4 v = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
         if (jj >= 0 && jj < G)
           sums[((int64_t)(slice * halves + h) * G + jj) * 256 + ct] = v;
-        else
+        else if (16 * (ct / 32) < rows) /* (a warp whose rows all lie past M stores nothing) */
           part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] = v;
       }
       if (sk.probe == 3) continue; /* probe: the sums stored, nothing else */
