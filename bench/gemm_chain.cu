@@ -1031,9 +1031,11 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
         CX(xs_gemm_tiles(&tt, &a, XS_GEMM_ACT_NONE));
         size_t ws_bytes = 0;
         CX(xs_gemm_workspace_size(&ws_bytes, &a, XS_GEMM_ACT_NONE));
-        /* the library's (clusters where they fit), then through the workspace: whole, the
-         * multiply alone, the multiply with the sums' stores and the barrier */
-        static const int modes[6][2] = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {1, 2}, {0, 5}};
+        /* clusters wherever they fit (else the workspace), then through the workspace: whole,
+         * the multiply alone, the multiply with the sums' stores and the barrier; which of the two
+         * the library takes (ws_bytes: none for clusters) */
+        const int fits = xsg_splitk_fits_clusters(bn, S, tt.count);
+        static const int modes[6][2] = {{2, 0}, {2, 1}, {1, 0}, {1, 1}, {1, 2}, {2, 5}};
         double us[6];
         for (int m = 0; m < 6; m++) {
           xsg_probe.splitk_global = modes[m][0];
@@ -1042,9 +1044,10 @@ static int run_splitk(int rounds, int reps, cublasHandle_t blas) {
         }
         xsg_probe.splitk = 0, xsg_probe.splitk_global = 0;
         printf("   128x%d S %2d: whole %.1f, multiply alone %.1f (%s); through the workspace %.1f, "
-               "multiply alone %.1f, + sums stored and barrier %.1f%s\n",
-               bn, S, us[0], us[1], ws_bytes ? "workspace" : "clusters", us[2], us[3], us[4], "");
-        if (!ws_bytes)
+               "multiply alone %.1f, + sums stored and barrier %.1f; the library's: %s\n",
+               bn, S, us[0], us[1], fits ? "clusters" : "workspace", us[2], us[3], us[4],
+               ws_bytes ? "workspace" : "clusters");
+        if (fits)
           printf("       clusters: the multiply, the hand-offs and the pushes %.1f\n", us[5]);
         a.split_k = 0;
       }

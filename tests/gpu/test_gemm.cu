@@ -940,7 +940,7 @@ static void test_splitk(void) {
     for (int w = 256; w >= 64; w /= 2)       /* every tile width (the probe forces one) */
       for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
         for (int j = 0; j < 4; j++) {
-          xsg_probe.splitk_global = global;
+          xsg_probe.splitk_global = global ? 1 : 2;
           xsg_probe.splitk_bn = w;
           const problem* pr = &ps[i];
           const int S = splits[j];
@@ -996,22 +996,40 @@ static void test_splitk(void) {
   uint16_t* h1 = (uint16_t*)malloc(n * 2);
   uint16_t* h2 = (uint16_t*)malloc(n * 2);
   uint16_t* h0 = (uint16_t*)malloc(n * 2);
-  for (int global = 0; global < 2; global++) {
-    xsg_probe.splitk_global = global;
-    CK(cudaMemset(C1, 0xff, n * 2));
-    CK(cudaMemset(C2, 0xff, n * 2));
-    a.C = C1;
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-    a.C = C2;
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
-    XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split 6 (%s): two runs differ",
-                 global ? "workspace" : "clusters");
-    if (global) XT_CHECK_MSG(memcmp(h0, h2, n * 2) == 0, "v14 split 6: clusters != workspace");
-    memcpy(h0, h2, n * 2);
+  /* S = 6 on the default 128 x 256 tiles (never clusters), and S = 2 and 3 on 128 x 128 tiles
+   * (40 tiles: 66 clusters of 2 fit at once on the H200, 39 of 3; the probe forces clusters
+   * where they fit) */
+  const int bit_cases[3][2] = {{0, 6}, {128, 2}, {128, 3}};
+  for (int c = 0; c < 3; c++) {
+    xsg_probe.splitk_bn = bit_cases[c][0];
+    a.split_k = bit_cases[c][1];
+    xsg_probe.splitk_global = 0; /* (1 from the previous case would say "never") */
+    const int fits = xsg_splitk_fits_clusters(bit_cases[c][0] ? bit_cases[c][0] : 256,
+                                              bit_cases[c][1], bit_cases[c][0] ? 40 : 20);
+    if (c == 1) XT_CHECK_MSG(fits, "v14 split 2 of 40 tiles 128x128: clusters do not fit");
+    for (int global = 0; global < 2;
+         global++) { /* clusters wherever they fit, then the workspace */
+      xsg_probe.splitk_global = global ? 1 : 2;
+      CK(cudaMemset(C1, 0xff, n * 2));
+      CK(cudaMemset(C2, 0xff, n * 2));
+      a.C = C1;
+      XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+      a.C = C2;
+      XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+      XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split %d (%s): two runs differ", a.split_k,
+                   global ? "workspace"
+                   : fits ? "clusters"
+                          : "workspace, clusters do not fit");
+      if (global)
+        XT_CHECK_MSG(memcmp(h0, h2, n * 2) == 0, "v14 split %d: clusters != workspace", a.split_k);
+      memcpy(h0, h2, n * 2);
+    }
   }
+  xsg_probe.splitk_bn = 0;
+  a.split_k = 6;
   /* the workspace's size: none where the split runs as clusters (they fit at once), else the
    * counters and every unit's sums; a workspace too small, or misaligned */
   size_t bytes = 0;
@@ -1132,10 +1150,10 @@ static void test_splitk_graph(void) {
     /* AUTO on a fresh stream being captured: its S if that runs as clusters, else the most S
      * <= 8 that does, else unsplit */
     int s_fresh = t.splits < 8 ? t.splits : 8;
-    while (s_fresh >= 2 && !xsg_splitk_uses_clusters(t.tile_n, s_fresh, t.count))
+    while (s_fresh >= 2 && !xsg_splitk_fits_clusters(t.tile_n, s_fresh, t.count))
       s_fresh--;
     const int auto_ws = s_fresh < 2;
-    const int ex_ws = !xsg_splitk_uses_clusters(t3.tile_n, 3, t3.count);
+    const int ex_ws = !xsg_splitk_fits_clusters(t3.tile_n, 3, t3.count);
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     if (warm) { /* a launch outside capture makes the stream's workspace */

@@ -44,11 +44,12 @@ xs_result query_device(device_info* out) {
   return XS_OK;
 }
 
-/* Whether v14's split S of `positions` tiles of width bn runs as clusters of its S slices (the
- * fix-up in distributed shared memory, no workspace): tiles of 128 x 128 or 128 x 64 (their sums
- * and gathered shares fit the ring), S <= 8 and the clusters fit at once. */
+/* Whether v14's split S of `positions` tiles of width bn can run as clusters of its S slices
+ * (the fix-up in distributed shared memory, no workspace): tiles of 128 x 128 or 128 x 64 (their
+ * sums and gathered shares fit the ring), S <= 8 and the clusters fit at once. */
 int splitk_cluster(int bn, int S, int positions) {
-  if (S < 2 || S > 8 || bn > 128 || xsg_probe.splitk_global || !g_dev.ok || !g_dev.hopper) return 0;
+  if (S < 2 || S > 8 || bn > 128 || xsg_probe.splitk_global == 1 || !g_dev.ok || !g_dev.hopper)
+    return 0;
   if (!g_dev.sk_ready) { /* (the first split that could run as clusters) */
     for (int w = 0; w < 2; w++)
       for (int s = 2; s <= 8; s++) {
@@ -62,9 +63,28 @@ int splitk_cluster(int bn, int S, int positions) {
   return positions <= g_dev.sk_clusters[(bn == 128 ? 0 : 1) * 9 + S];
 }
 
+/* Whether it does where a workspace can be had: S <= 4. Measured on the H200 (session 24,
+ * docs/results/gemm-h200.md): through the workspace the fix-up was 0.6-1.6 us faster at S = 8
+ * (128 x 1280 x 8192: 13.9 against 15.0; 1-64 x 1280 x 8192: 13.0-13.5 against 14.4-14.7), level
+ * at S = 4, and clusters 0.9-1.4 us faster at S = 2 on 56-64 tiles (40.4 against 41.8 on
+ * 128 x 7168 x 8192). Without a workspace (a capture on a fresh stream) any S that fits runs as
+ * clusters. xsg_probe.splitk_global: 1 never clusters, 2 clusters wherever they fit. */
+int splitk_cluster_preferred(int bn, int S, int positions) {
+  return (S <= 4 || xsg_probe.splitk_global == 2) && splitk_cluster(bn, S, positions);
+}
+
 } // namespace
 
 int xsg_splitk_uses_clusters(int bn, int S, int positions) {
+  device_info dev;
+  if (query_device(&dev) != XS_OK) {
+    xsi_clear_error();
+    return 0;
+  }
+  return splitk_cluster_preferred(bn, S, positions);
+}
+
+int xsg_splitk_fits_clusters(int bn, int S, int positions) {
   device_info dev;
   if (query_device(&dev) != XS_OK) {
     xsi_clear_error();
@@ -534,7 +554,7 @@ extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* a
   xs_gemm_tiling t = {};
   XSI_CHECK(xs_gemm_tiles(&t, args, act));
   const int bn = act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
-  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster(bn, t.splits, t.count)
+  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster_preferred(bn, t.splits, t.count)
                ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits)
                : 0;
   return XS_OK;
@@ -671,9 +691,9 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     }
     const int bn = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
     /* a tile's slices as one cluster, meeting in distributed shared memory, where the clusters
-     * fit at once (splitk_cluster); else through the workspace. AUTO's S is the plan's either
-     * way (session 23: the two fix-ups take the same time) */
-    sk.cluster = splitk_cluster(bn, sk.splits, p.positions);
+     * fit at once and S <= 4 (splitk_cluster_preferred); else through the workspace, or as
+     * clusters of the same S where none can be had. AUTO's S is the plan's either way. */
+    sk.cluster = splitk_cluster_preferred(bn, sk.splits, p.positions);
     if (sk.splits > 1 && !sk.cluster) {
       const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
       size_t have = 0;
@@ -685,12 +705,13 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
                                need);
       } else {
         XSI_CHECK(library_workspace(&ws, s, need, dev.sms));
-        if (!ws && explicit_s)
+        if (!ws && explicit_s && !splitk_cluster(bn, sk.splits, p.positions))
           return xsi_set_error(XS_ERR_UNSUPPORTED,
                                "gemm v14: split_k %d needs a workspace: none is given and the "
                                "library makes none while the stream is being captured",
                                sk.splits);
-        if (!ws) { /* (being captured) AUTO's split shrinks to the most S that runs as clusters */
+        if (!ws) { /* (being captured) the same S as clusters where they fit; else AUTO's split
+                    * shrinks to the most S that does */
           int S = sk.splits < 8 ? sk.splits : 8;
           while (S >= 2 && !splitk_cluster(bn, S, p.positions))
             S--;

@@ -140,8 +140,9 @@ typedef struct xsg_probe_t {
                    stored with one bulk copy were 0.5-1 us slower than the plain stores.) */
   int splitk_bn; /* v14's tile width: 0 the library's (sched.h xsg_splitk_plan), 128 or 256 */
   int splitk_halves; /* nonzero: v14 loads B in two halves even where one box would do */
-  int splitk_global; /* nonzero: v14's split fix-up through the workspace even where the tile's
-                        slices fit as a cluster */
+  int splitk_global; /* v14's split fix-up: 0 the library's choice (gemm.cu
+                        splitk_cluster_preferred), 1 through the workspace even where the tile's
+                        slices fit as a cluster, 2 as clusters wherever they fit */
   int splitk_a_full; /* nonzero: v14 loads A in boxes of 128 rows even where M < 128 */
   int epi_any;       /* nonzero: v3 / v11 run the kernel whose epilogue is read from xsg_params at
                         run time (XSG_EPI_ANY) even where a fixed one would do */
@@ -318,8 +319,10 @@ cudaError_t xsg_launch_v10(const xsg_params* p, const CUtensorMap* map_a, const 
  * the tile's other units), launched as clusters of splits CTAs with sk->cluster.
  */
 /* Whether v14 runs a split S of `positions` tiles of width bn as clusters (gemm.cu: no
- * workspace), on the current device. */
+ * workspace) where it can have a workspace, and whether such clusters fit at all (what a capture
+ * with no workspace runs), on the current device. */
 int xsg_splitk_uses_clusters(int bn, int S, int positions);
+int xsg_splitk_fits_clusters(int bn, int S, int positions);
 /* How many clusters of S v14 CTAs of width bn fit on the GPU at once (0 where S is not 2..8). */
 cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n);
 cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
