@@ -97,7 +97,8 @@ typedef enum xs_gemm_version {
    * by xs_gemm_tiles), optionally with K split over S CTAs per tile (split-K), for problems with
    * fewer tiles than SMs (small batches). Split: each CTA multiplies one slice of K; the S CTAs
    * of a tile exchange fp32 sums through a workspace (xs_gemm_args.workspace), or as one cluster
-   * through shared memory (128x128 / 128x64 tiles, S <= 8, where the clusters fit), and each stores
+   * through shared memory (128x128 / 128x64 tiles, S <= 4 where the clusters fit; S <= 8 where no
+   * workspace can be had), and each stores
    * 1/S of the tile; the sum is taken in slice order, so results are the same bits every run.
    * Unsplit: one CTA per tile, stored straight from the accumulators. S: xs_gemm_args.split_k,
    * or AUTO's choice (xs_gemm_tiling.splits). Every epilogue feature (STORE_MAP, SiLU*mul, tile
@@ -280,11 +281,11 @@ typedef struct xs_gemm_args {
    * launch leaves its counters zero again); one workspace serves one stream's launches at a
    * time. NULL: the library's own, one per device and stream, allocated (and zeroed) at the
    * first split launch on that stream that is not being captured in a graph (a capture with
-   * none yet takes the most S <= 8 that runs as clusters, else runs without a split). A graph
-   * captured with a workspace uses it when replayed: do not replay it concurrently with other
-   * split launches on the same workspace. Splits of 128x128 / 128x64 tiles with S <= 8 whose
-   * clusters fit at once need no workspace (the S CTAs of a tile exchange their sums in
-   * distributed shared memory; xs_gemm_workspace_size says 0). */
+   * none yet runs its S as clusters where they fit, else the most S <= 8 that does, else runs
+   * without a split). A graph captured with a workspace uses it when replayed: do not replay it
+   * concurrently with other split launches on the same workspace. Splits of 128x128 / 128x64
+   * tiles with S <= 4 whose clusters fit at once need no workspace (the S CTAs of a tile
+   * exchange their sums in distributed shared memory; xs_gemm_workspace_size says 0). */
   int split_k;
   void* workspace;
   size_t workspace_bytes;
@@ -323,7 +324,7 @@ xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_sc
 
 /* The workspace bytes a call with these args (and activation `act`) needs in
  * xs_gemm_args.workspace: 0 when it does not split K, or splits it in clusters (v14 on 128x128 /
- * 128x64 tiles, S <= 8, where the clusters fit at once). Checks the arguments like
+ * 128x64 tiles, S <= 4, where the clusters fit at once). Checks the arguments like
  * xs_gemm_tiles. */
 xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args, xs_gemm_act act);
 
