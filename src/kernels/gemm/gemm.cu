@@ -75,22 +75,22 @@ int splitk_cluster_preferred(int bn, int S, int positions) {
 
 } // namespace
 
-int xsg_splitk_uses_clusters(int bn, int S, int positions) {
+/* rule(bn, S, positions) on the current device (0 without one) */
+static int on_device(int (*rule)(int, int, int), int bn, int S, int positions) {
   device_info dev;
   if (query_device(&dev) != XS_OK) {
     xsi_clear_error();
     return 0;
   }
-  return splitk_cluster_preferred(bn, S, positions);
+  return rule(bn, S, positions);
+}
+
+int xsg_splitk_uses_clusters(int bn, int S, int positions) {
+  return on_device(splitk_cluster_preferred, bn, S, positions);
 }
 
 int xsg_splitk_fits_clusters(int bn, int S, int positions) {
-  device_info dev;
-  if (query_device(&dev) != XS_OK) {
-    xsi_clear_error();
-    return 0;
-  }
-  return splitk_cluster(bn, S, positions);
+  return on_device(splitk_cluster, bn, S, positions);
 }
 
 namespace {

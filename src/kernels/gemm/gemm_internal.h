@@ -6,6 +6,9 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+#ifdef __cplusplus
+#include <type_traits>
+#endif
 
 #include "kernels/gemm/sched.h"
 #include "xstage/gemm.h"
@@ -115,6 +118,22 @@ static inline __host__ __device__ constexpr int xsg_epi_silu(int epi) {
 static inline __host__ __device__ constexpr int xsg_epi_store(int epi) {
   return epi >= XSG_EPI_MAP ? XS_GEMM_STORE_MAP : XS_GEMM_STORE_LOCAL;
 }
+#ifdef __cplusplus
+/* launch(std::integral_constant<int, EPI>{}) for the fixed form `epi` (XSG_EPI_LOCAL ...
+ * XSG_EPI_MAP_SILU): a kernel's launcher is written once for every form. */
+template <class F> static inline cudaError_t xsg_with_epi(int epi, F&& launch) {
+  switch (epi) {
+  case XSG_EPI_LOCAL_SILU:
+    return launch(std::integral_constant<int, XSG_EPI_LOCAL_SILU>{});
+  case XSG_EPI_MAP:
+    return launch(std::integral_constant<int, XSG_EPI_MAP>{});
+  case XSG_EPI_MAP_SILU:
+    return launch(std::integral_constant<int, XSG_EPI_MAP_SILU>{});
+  default:
+    return launch(std::integral_constant<int, XSG_EPI_LOCAL>{});
+  }
+}
+#endif
 
 typedef struct xsg_probe_t {
   int v3_mode;

@@ -908,22 +908,14 @@ template <int BN, int MODE>
 static cudaError_t launch_fixed(int epi, const xsg_params* p, const xsg_first* first,
                                 const CUtensorMap* ma, const CUtensorMap* mb, const CUtensorMap* mc,
                                 int ctas, cudaStream_t stream) {
-  switch (epi) {
-  case XSG_EPI_LOCAL_SILU:
-    /* NOTE: v11's kernel with this epilogue fixed has its wgmmas serialized by ptxas (C7511:
-     * the accumulators, the pending pass and the store's addresses exceed the 168 registers a
-     * 384-thread CTA has); the run-time kernel is not. AUTO never runs v11 with SiLU*mul. */
-    if constexpr (MODE == 1)
-      return launch<BN, MODE, false, XSG_EPI_ANY>(p, first, ma, mb, mc, ctas, stream);
-    else
-      return launch<BN, MODE, false, XSG_EPI_LOCAL_SILU>(p, first, ma, mb, mc, ctas, stream);
-  case XSG_EPI_MAP:
-    return launch<BN, MODE, false, XSG_EPI_MAP>(p, first, ma, mb, mc, ctas, stream);
-  case XSG_EPI_MAP_SILU:
-    return launch<BN, MODE, false, XSG_EPI_MAP_SILU>(p, first, ma, mb, mc, ctas, stream);
-  default:
-    return launch<BN, MODE, false, XSG_EPI_LOCAL>(p, first, ma, mb, mc, ctas, stream);
-  }
+  return xsg_with_epi(epi, [&](auto e) {
+    /* NOTE: v11's kernel with SiLU*mul and a local store fixed has its wgmmas serialized by
+     * ptxas (C7511: the accumulators, the pending pass and the store's addresses exceed the 168
+     * registers a 384-thread CTA has); the run-time kernel is not. AUTO never runs v11 with
+     * SiLU*mul. */
+    constexpr int EPI = MODE == 1 && e.value == XSG_EPI_LOCAL_SILU ? XSG_EPI_ANY : e.value;
+    return launch<BN, MODE, false, EPI>(p, first, ma, mb, mc, ctas, stream);
+  });
 }
 
 cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,

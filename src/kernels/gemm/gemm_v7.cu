@@ -520,16 +520,9 @@ static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUte
                           int ctas, cudaStream_t stream) {
   if (p->trace) /* probe only */
     return launch_mode<BT, BW, true, XSG_EPI_ANY>(p, ma, mb, ctas, stream);
-  switch (xsg_epi_of(p->epi.act, p->epi.store)) { /* the epilogue fixed at compile time */
-  case XSG_EPI_LOCAL_SILU:
-    return launch_mode<BT, BW, false, XSG_EPI_LOCAL_SILU>(p, ma, mb, ctas, stream);
-  case XSG_EPI_MAP:
-    return launch_mode<BT, BW, false, XSG_EPI_MAP>(p, ma, mb, ctas, stream);
-  case XSG_EPI_MAP_SILU:
-    return launch_mode<BT, BW, false, XSG_EPI_MAP_SILU>(p, ma, mb, ctas, stream);
-  default:
-    return launch_mode<BT, BW, false, XSG_EPI_LOCAL>(p, ma, mb, ctas, stream);
-  }
+  return xsg_with_epi(xsg_epi_of(p->epi.act, p->epi.store), [&](auto e) {
+    return launch_mode<BT, BW, false, e.value>(p, ma, mb, ctas, stream); /* the fixed epilogue */
+  });
 }
 
 } // namespace
