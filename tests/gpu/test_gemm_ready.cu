@@ -100,8 +100,10 @@ static int groups_of(const ready_case* c, int M, int64_t* row0, int32_t* nrows) 
   return E * per;
 }
 
-/* The feeder case: returns 1 when it passed (or the version cannot run here). */
-static int run_feeder(const ready_case* c, xs_gemm_version ver) {
+/* The feeder case: returns 1 when it passed (or the version cannot run here). silu: the SiLU*mul
+ * epilogue (N / 2 output columns); map: the tiles stored through a destination map into a
+ * second buffer (each epilogue form is its own kernel on v3: gemm_v2.cu). */
+static int run_feeder(const ready_case* c, xs_gemm_version ver, int silu, int map) {
   const int E = c->layout == XS_GEMM_DENSE ? 1 : c->E;
   int32_t* offsets = (int32_t*)calloc((size_t)E + 1, 4);
   int M = c->M;
@@ -114,8 +116,10 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
   void* A_src = dalloc((size_t)rows * c->K * 2);
   void* A = dalloc((size_t)rows * c->K * 2);
   void* B = dalloc((size_t)bsz * 2);
-  void* C = dalloc((size_t)rows * c->N * 2);
-  float* ref = (float*)dalloc((size_t)rows * c->N * 4);
+  const int n_out = silu ? c->N / 2 : c->N;
+  void* C = dalloc((size_t)rows * n_out * 2);
+  float* ref = (float*)dalloc((size_t)rows * n_out * 4);
+  xs_gemm_tile_dst* d_map = NULL;
   uint8_t* d_state = (uint8_t*)dalloc((size_t)rows);
   int32_t* d_off = (int32_t*)dalloc((size_t)(E + 1) * 4);
   int32_t* d_cnt = (int32_t*)dalloc((size_t)E * 4);
@@ -128,7 +132,8 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = c->layout, a.version = ver, a.M = M, a.N = c->N, a.K = c->K, a.experts = c->E;
   a.A = A_src, a.B = B, a.C = C, a.m_offsets = d_off, a.m_counts = d_cnt;
-  XT_CHECK(xsg_reference(ref, NULL, &a, 0, offsets, c->counts, g_blas) == XS_OK);
+  float* scratch = silu ? (float*)dalloc((size_t)rows * c->N * 4) : NULL; /* (gate and up) */
+  XT_CHECK(xsg_reference(ref, scratch, &a, silu, offsets, c->counts, g_blas) == XS_OK);
   uint8_t* h_state = (uint8_t*)malloc((size_t)rows + 1);
   xsg_row_states(h_state, &a, offsets, c->counts);
   CK(cudaMemcpy(d_state, h_state, (size_t)rows, cudaMemcpyHostToDevice));
@@ -164,12 +169,25 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
   a.ready.status = d_status;
   xs_gemm_tiling t;
   int ok = 1;
-  xs_result res = xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE);
+  xs_result res = xs_gemm_tiles(&t, &a, silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE);
   if (res == XS_ERR_UNSUPPORTED && ver != XS_GEMM_V1) {
     printf("  unsupported (expected off Hopper): %s v%d: %s\n", c->name, (int)ver, xs_last_error());
     goto done;
   }
   XT_CHECK_MSG(res == XS_OK, "%s: xs_gemm_tiles: %s", c->name, xs_last_error());
+  if (map) { /* tile i (group g, m-block mb, n-block nb) to its place in C, as a local store */
+    xs_gemm_tile_dst* hm = (xs_gemm_tile_dst*)malloc(sizeof *hm * (t.count + 1));
+    for (int i = 0; i < t.count; i++) {
+      const int g = i / (t.m_blocks * t.n_blocks), rem = i % (t.m_blocks * t.n_blocks);
+      const int mb = rem / t.n_blocks, nb = rem % t.n_blocks;
+      hm[i].base =
+          (uint16_t*)C + ((int64_t)g * M + (int64_t)mb * t.tile_m) * n_out + (int64_t)nb * t.tile_n;
+      hm[i].ld = n_out;
+    }
+    d_map = (xs_gemm_tile_dst*)dalloc(sizeof *hm * (t.count + 1));
+    CK(cudaMemcpy(d_map, hm, sizeof *hm * t.count, cudaMemcpyHostToDevice));
+    free(hm);
+  }
   if (ver == XS_GEMM_AUTO && g_hopper) XT_EQ_INT((int)t.version, (int)XS_GEMM_V3);
 
   cudaStream_t s_gemm, s_feed;
@@ -178,11 +196,13 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
   for (uint32_t epoch = 1; epoch <= 2; epoch++) {
     /* A holds NaN until its rows arrive; so does C until the tiles are stored */
     XT_CHECK(xsg_poison(A, rows * c->K) == XS_OK);
-    XT_CHECK(xsg_poison(C, rows * c->N) == XS_OK);
+    XT_CHECK(xsg_poison(C, rows * n_out) == XS_OK);
     CK(cudaDeviceSynchronize());
     a.ready.expect = epoch;
     CK(cudaMemset(d_status, 0, sizeof(xs_status)));
     xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
+    if (silu) epi.act = XS_GEMM_ACT_SILU_MUL;
+    if (map) epi.store = XS_GEMM_STORE_MAP, epi.dst_map = d_map;
     xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
     /* the feeder's 8 CTAs keep SMs of their own (a GEMM CTA fills an SM's registers) */
     const int feeders = 8;
@@ -201,12 +221,12 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
                  c->name, (int)t.version, epoch, st.code, (unsigned long long)st.flag,
                  (unsigned long long)st.observed, (unsigned long long)st.expected);
     xsg_check chk;
-    XT_CHECK(xsg_compare(&chk, C, ref, d_state, rows, c->N) == XS_OK);
+    XT_CHECK(xsg_compare(&chk, C, ref, d_state, rows, n_out) == XS_OK);
     const int pass = st.code == 0 && xsg_check_ok(&chk);
-    printf("  %s %s v%d epoch %u: %d groups of %d rows, rel_err %.2e checked %lld wrong %lld "
+    printf("  %s %s v%d%s%s epoch %u: %d groups of %d rows, rel_err %.2e checked %lld wrong %lld "
            "touched %lld, %.1f ms\n",
-           pass ? "ok  " : "FAIL", c->name, (int)t.version, epoch, ng, c->rows, chk.rel_err,
-           chk.checked, chk.wrong, chk.touched, 1e3 * dt);
+           pass ? "ok  " : "FAIL", c->name, (int)t.version, silu ? " silu" : "", map ? " map" : "",
+           epoch, ng, c->rows, chk.rel_err, chk.checked, chk.wrong, chk.touched, 1e3 * dt);
     XT_CHECK_MSG(pass, "%s v%d epoch %u", c->name, (int)t.version, epoch);
     ok = ok && pass;
   }
@@ -215,8 +235,8 @@ static int run_feeder(const ready_case* c, xs_gemm_version ver) {
 done:
   fflush(stdout);
   free(h_state), free(offsets), free(h_row0), free(h_nrows), free(h_order);
-  void* bufs[] = {A_src, A,       B,       C,       ref,     d_state, d_off,
-                  d_cnt, d_status, d_row0, d_nrows, d_order, d_flags};
+  void* bufs[] = {A_src,    A,      B,       C,       ref,     d_state, d_off,  d_cnt,
+                  d_status, d_row0, d_nrows, d_order, d_flags, d_map,   scratch};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     cudaFree(bufs[i]);
   return ok;
@@ -236,7 +256,12 @@ static void test_feeder(void) {
   const xs_gemm_version vers[] = {XS_GEMM_V1, XS_GEMM_V3, XS_GEMM_AUTO};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (size_t k = 0; k < 3; k++)
-      run_feeder(&cases[i], vers[k]);
+      run_feeder(&cases[i], vers[k], 0, 0);
+  /* v3's other epilogue forms while waiting: SiLU*mul, the map store, both (dense and contig;
+   * the masked case's N = 264 is not a multiple of 16, which v3's SiLU*mul needs) */
+  for (size_t i = 0; i < 2; i++)
+    for (int f = 1; f < 4; f++)
+      run_feeder(&cases[i], XS_GEMM_V3, f & 1, f >> 1);
 }
 
 /* L1 (MASKED gate/up, SiLU*mul, tile flags) and L2 (MASKED down on L1's output, waiting on

@@ -904,30 +904,31 @@ static cudaError_t launch(const xsg_params* p, const xsg_first* first, const CUt
 }
 
 /* A kernel with its epilogue fixed (XSG_EPI_LOCAL ... XSG_EPI_MAP_SILU). */
-template <int BN, int MODE>
+template <int BN, int MODE, bool WAIT = false>
 static cudaError_t launch_fixed(int epi, const xsg_params* p, const xsg_first* first,
                                 const CUtensorMap* ma, const CUtensorMap* mb, const CUtensorMap* mc,
                                 int ctas, cudaStream_t stream) {
   return xsg_with_epi(epi, [&](auto e) {
-    /* NOTE: v11's kernel with SiLU*mul and a local store fixed has its wgmmas serialized by
-     * ptxas (C7511: the accumulators, the pending pass and the store's addresses exceed the 168
-     * registers a 384-thread CTA has); the run-time kernel is not. AUTO never runs v11 with
-     * SiLU*mul. */
-    constexpr int EPI = MODE == 1 && e.value == XSG_EPI_LOCAL_SILU ? XSG_EPI_ANY : e.value;
-    return launch<BN, MODE, false, EPI>(p, first, ma, mb, mc, ctas, stream);
+    /* NOTE: v11's kernel and v3's with ready flags (WAIT), with SiLU*mul and a local store
+     * fixed, have their wgmmas serialized by ptxas (C7511: the accumulators, the pending pass or
+     * the waits' state, and the store's addresses exceed the 168 registers a 384-thread CTA
+     * has); the run-time kernels are not. AUTO never runs v11 with SiLU*mul. */
+    constexpr int EPI =
+        (MODE == 1 || WAIT) && e.value == XSG_EPI_LOCAL_SILU ? XSG_EPI_ANY : e.value;
+    return launch<BN, MODE, WAIT, EPI>(p, first, ma, mb, mc, ctas, stream);
   });
 }
 
 cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int bn, int mode,
                               const CUtensorMap* map_a, const CUtensorMap* map_b,
                               const CUtensorMap* map_c, int ctas, cudaStream_t stream) {
-  if (p->ready.flags) /* v3 only (gemm.cu resolve) */
-    return bn == 256 && mode == 0
-               ? launch<256, 0, true>(p, first, map_a, map_b, map_c, ctas, stream)
-               : cudaErrorInvalidValue;
   /* v2-v6 and v11: the epilogue fixed at compile time (tile flags stay a run-time choice). The
    * run-time epilogue (ANY) serves v3's probe modes and, with xsg_probe.epi_any, v3 and v11. */
   const int epi = xsg_epi_of(p->epi.act, p->epi.store);
+  if (p->ready.flags) /* v3 only (gemm.cu resolve) */
+    return bn == 256 && mode == 0
+               ? launch_fixed<256, 0, true>(epi, p, first, map_a, map_b, map_c, ctas, stream)
+               : cudaErrorInvalidValue;
   if (bn == 256 && (mode == 0 || mode == 1) && !xsg_probe.epi_any)
     return mode == 1 ? launch_fixed<256, 1>(epi, p, first, map_a, map_b, map_c, ctas, stream)
                      : launch_fixed<256, 0>(epi, p, first, map_a, map_b, map_c, ctas, stream);
@@ -948,19 +949,21 @@ cudaError_t xsg_launch_hopper(const xsg_params* p, const xsg_first* first, int b
 }
 
 /* Every kernel function loaded (xs_gemm_preload): the fixed epilogues of each width. */
-template <int BN, int MODE> static cudaError_t preload_fixed(void) {
-  const void* const k[] = {
-      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_LOCAL>,
-      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP>,
-      (const void*)gemm_kernel_hopper<BN, MODE, false, XSG_EPI_MAP_SILU>,
-      MODE == 1 ? nullptr : (const void*)gemm_kernel_hopper<BN, 0, false, XSG_EPI_LOCAL_SILU>};
+template <int BN, int MODE, bool WAIT = false> static cudaError_t preload_fixed(void) {
+  const void* const k[] = {(const void*)gemm_kernel_hopper<BN, MODE, WAIT, XSG_EPI_LOCAL>,
+                           (const void*)gemm_kernel_hopper<BN, MODE, WAIT, XSG_EPI_MAP>,
+                           (const void*)gemm_kernel_hopper<BN, MODE, WAIT, XSG_EPI_MAP_SILU>,
+                           MODE == 1 || WAIT
+                               ? nullptr
+                               : (const void*)gemm_kernel_hopper<BN, 0, false, XSG_EPI_LOCAL_SILU>};
   return xsg_load_kernels(k, 4);
 }
 
 cudaError_t xsg_preload_hopper(void) {
-  const cudaError_t e[] = {preload_fixed<256, 0>(), preload_fixed<256, 1>(),
-                           preload_fixed<224, 0>(), preload_fixed<208, 0>(),
-                           preload_fixed<192, 0>(), preload_fixed<128, 0>()};
+  const cudaError_t e[] = {preload_fixed<256, 0>(),       preload_fixed<256, 1>(),
+                           preload_fixed<256, 0, true>(), preload_fixed<224, 0>(),
+                           preload_fixed<208, 0>(),       preload_fixed<192, 0>(),
+                           preload_fixed<128, 0>()};
   for (cudaError_t x : e)
     if (x != cudaSuccess) return x;
   const void* const k[] = {(const void*)gemm_kernel_hopper<256, 0, false, XSG_EPI_ANY>,
