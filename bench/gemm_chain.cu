@@ -486,7 +486,7 @@ enum {
   LV_V12,
   LV_NOSILU,
   LV_NOSILU3,
-  LV_NOHINT,
+  LV_HINT,
   LV_PROMO,
   LV_CUBLAS,
   NLV
@@ -549,10 +549,10 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
                   : v == LV_V6                  ? XS_GEMM_V6
                   : v == LV_V12                 ? XS_GEMM_V12
                                                 : XS_GEMM_AUTO;
-      /* probe hooks: AUTO's kernel without L2 cache policies on its loads, or with 128-byte
-       * L2 promotion (gemm_internal.h xsg_probe) */
+      /* probe hooks: AUTO's kernel with the L2 policy of --probe-hint on its loads (none by
+       * default), or with 128-byte L2 promotion (gemm_internal.h xsg_probe) */
       if (v == LV_LAYER) a.context = XS_GEMM_CONTEXT_LAYER;
-      if (v == LV_NOHINT) xsg_probe.l2_hint = g_probe_hint;
+      if (v == LV_HINT) xsg_probe.l2_hint = g_probe_hint;
       if (v == LV_PROMO) xsg_probe.l2_promo = 3;
       CX(xs_gemm_run(&a, e, sc, NULL));
       xsg_probe.l2_hint = 0, xsg_probe.l2_promo = 0;
@@ -585,7 +585,7 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
         ref = out;
         continue;
       }
-      if (which == 2 || v == LV_AUTO || v == LV_LAYER || v == LV_NOHINT || v == LV_PROMO ||
+      if (which == 2 || v == LV_AUTO || v == LV_LAYER || v == LV_HINT || v == LV_PROMO ||
           v == LV_V6 || v == LV_V12) {
         for (size_t i = 0; i < n; i++) {
           diff += out[i] != ref[i];
@@ -929,12 +929,12 @@ static int run_switch(int rounds, int reps, cublasHandle_t blas) {
         }
         us[c] = median(t, rounds);
       }
-      const char* auto_name = ta.version == XS_GEMM_V14 ? "auto v14" : "auto v11";
-      printf("   %-5s %-12s %10.1f %10.1f %10.1f %10.1f\n", name[g],
-             lib == 1   ? "cublas"
-             : lib == 2 ? (ta.version == XS_GEMM_V14 ? "v14 again" : "v11 any-epi")
-                        : auto_name,
-             us[0], us[1], us[2], us[3]);
+      const int v14 = ta.version == XS_GEMM_V14;
+      const char* row = lib == 1   ? "cublas"
+                        : lib == 2 ? (v14 ? "v14 again" : "v11 any-epi")
+                                   : (v14 ? "auto v14" : "auto v11");
+      printf("   %-5s %-12s %10.1f %10.1f %10.1f %10.1f\n", name[g], row, us[0], us[1], us[2],
+             us[3]);
     }
     xsg_probe.epi_any = 0;
     cudaFree(A), cudaFree(B), cudaFree(C);

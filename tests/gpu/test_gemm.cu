@@ -1004,8 +1004,9 @@ static void test_splitk(void) {
     xsg_probe.splitk_bn = bit_cases[c][0];
     a.split_k = bit_cases[c][1];
     xsg_probe.splitk_global = 0; /* (1 from the previous case would say "never") */
-    const int fits = xsg_splitk_fits_clusters(bit_cases[c][0] ? bit_cases[c][0] : 256,
-                                              bit_cases[c][1], bit_cases[c][0] ? 40 : 20);
+    xs_gemm_tiling tc;
+    XT_EQ_INT(xs_gemm_tiles(&tc, &a, XS_GEMM_ACT_NONE), XS_OK);
+    const int fits = xsg_splitk_fits_clusters(tc.tile_n, tc.splits, tc.count);
     if (c == 1) XT_CHECK_MSG(fits, "v14 split 2 of 40 tiles 128x128: clusters do not fit");
     for (int global = 0; global < 2;
          global++) { /* clusters wherever they fit, then the workspace */
