@@ -1073,10 +1073,16 @@ static void test_splitk(void) {
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
   XT_CHECK_MSG(t.version != XS_GEMM_V14 && t.splits == 1, "8192^3: AUTO v%d splits %d",
                (int)t.version, t.splits);
-  /* decode-sized M: v14 only where v7 has few tiles too (call E) */
+  /* decode-sized M: v7 with its split of K (session 25); the rule before it with the probe */
   q.M = 16, q.N = 1280, q.K = 8192;
-  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V14, 0, 0, "dense 16x1280x8192");
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V7, 0, 0, "dense 16x1280x8192");
+  XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.splits >= 2, "dense 16x1280x8192: v7 splits %d", t.splits);
+  xsg_probe.v7_ksplit = 1;
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V14, 0, 0, "dense 16x1280x8192 (rule before)");
   q.N = 7168;
+  expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V7, 0, 0, "dense 16x7168x8192 (rule before)");
+  xsg_probe.v7_ksplit = 0;
   expect_auto(&q, XS_GEMM_ACT_NONE, XS_GEMM_V7, 0, 0, "dense 16x7168x8192");
   q.M = 512, q.N = 1280, q.K = 8192, q.split_k = 1;
   XT_EQ_INT(xs_gemm_tiles(&t, &q, XS_GEMM_ACT_NONE), XS_OK);
@@ -1102,6 +1108,201 @@ static void test_splitk(void) {
   free(h1);
   free(h2);
   void* bufs[] = {A, B, C1, C2, ws};
+  for (int i = 0; i < 5; i++)
+    cudaFree(bufs[i]);
+}
+
+/* v7's split of K (DENSE, session 25): explicit splits with slices that differ by a k-block, S
+ * past the k-blocks (clamped: a slice must multiply something), S = 16, the plan's; SiLU*mul on
+ * both tile widths (the narrow one through its 5-D map), the map store, tile flags (raised once,
+ * by the last slice), a reversed tile list, raster N, the caller's workspace (its counters left
+ * zero); the same bits on a second run; the workspace's size and a too small one refused; a split
+ * on a grouped layout refused. */
+static void test_v7_ksplit(void) {
+  if (!g_hopper) {
+    printf("  skipped: v7 needs a Hopper GPU\n");
+    return;
+  }
+  const problem ps[] = {
+      {XS_GEMM_DENSE, 1, 1280, 8192, 0, NULL, 0},  /* a decode step (Llama-3-70B TP8 QKV) */
+      {XS_GEMM_DENSE, 16, 1040, 520, 0, NULL, 0},  /* 9 k-blocks, a partial last tile */
+      {XS_GEMM_DENSE, 33, 264, 1000, 0, NULL, 0},  /* 64-token tiles, 16 k-blocks */
+      {XS_GEMM_DENSE, 5, 136, 72, 0, NULL, 0},     /* 2 k-blocks: S clamped to 2 */
+      {XS_GEMM_DENSE, 9, 1040, 520, 0, NULL, 1},   /* SiLU*mul, I = 520 */
+      {XS_GEMM_DENSE, 40, 528, 1000, 0, NULL, 1},  /* SiLU*mul, 64-token tiles */
+      {XS_GEMM_DENSE, 64, 7168, 2048, 0, NULL, 0}, /* wide: the plan's S is small */
+  };
+  const int splits[] = {0, 2, 3, 5, 16};
+  for (int w = 128; w >= 64; w /= 2) /* both tile widths (the probe forces one) */
+    for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+      for (int j = 0; j < 5; j++) {
+        xsg_probe.v7_width = w;
+        const problem* pr = &ps[i];
+        const int S = splits[j];
+        /* the caller's workspace where the sums outgrow the library's (S 16 of 112 tiles) */
+        xs_gemm_args q = XS_GEMM_ARGS_INITIALIZER;
+        q.version = XS_GEMM_V7, q.M = pr->M, q.N = pr->N, q.K = pr->K, q.split_k = S;
+        q.A = q.B = q.C = (void*)(uintptr_t)256;
+        size_t need = 0;
+        XT_CHECK(xs_gemm_workspace_size(
+                     &need, &q, pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE) == XS_OK);
+        const int big = need > XSG_SPLITK_COUNTER_BYTES + (size_t)g_sms * XSG_SPLITK_TILE_BYTES;
+        if (big) { /* refused without one */
+          xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+          e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+          const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+          XT_EQ_INT(xs_gemm_run(&q, e, sc, NULL), XS_ERR_UNSUPPORTED);
+          XT_CHECK_MSG(strstr(xs_last_error(), "give one") != NULL, "error: %s", xs_last_error());
+        }
+        variant plain = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S,
+                         big};
+        run_one(pr, &plain, "v7split");
+        if (j == 2 || (i == 0 && j == 0)) {
+          variant mapf = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
+          variant listf = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0,
+                           S};
+          variant rn = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
+          variant ws = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S,
+                        1};
+          variant few = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 3, 0, S};
+          run_one(pr, &mapf, "v7split");
+          run_one(pr, &listf, "v7split");
+          run_one(pr, &rn, "v7split");
+          run_one(pr, &ws, "v7split");
+          run_one(pr, &few, "v7split"); /* 3 CTAs: units run one after another */
+        }
+      }
+  xsg_probe.v7_width = 0;
+  /* the tiling: the plan splits the decode step, the caller's S is clamped to the k-blocks */
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.version = XS_GEMM_V7, a.M = 1, a.N = 1280, a.K = 8192;
+  a.A = a.B = a.C = (void*)(uintptr_t)256;
+  xs_gemm_tiling t;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_CHECK_MSG(t.splits >= 2 && t.splits <= XSG_V7_KSPLIT_MAX, "v7 1x1280x8192: splits %d",
+               t.splits);
+  printf("  v7 1x1280x8192: %d tiles of %dx%d, split %d\n", t.count, t.tile_m, t.tile_n, t.splits);
+  a.M = 5, a.N = 136, a.K = 72, a.split_k = 5;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  XT_EQ_INT(t.splits, 2);
+  /* the workspace: the counters' block and every unit's sums; too small, refused */
+  a.M = 16, a.N = 1280, a.K = 8192, a.split_k = 4;
+  XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+  size_t bytes = 0;
+  XT_CHECK(xs_gemm_workspace_size(&bytes, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_EQ_INT((long long)bytes,
+            (long long)(XSG_SPLITK_COUNTER_BYTES + (int64_t)t.count * 4 * t.tile_m * t.tile_n * 4));
+  const size_t n = (size_t)16 * 1280;
+  void *A = dalloc((size_t)16 * 8192 * 2), *B = dalloc((size_t)1280 * 8192 * 2);
+  void *C1 = dalloc(n * 2), *C2 = dalloc(n * 2), *ws = dalloc(bytes);
+  CK(cudaMemset(ws, 0, bytes));
+  XT_CHECK(xsg_fill_random(A, 16 * 8192, 7, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(B, 1280 * 8192, 8, 1.0f) == XS_OK);
+  a.A = A, a.B = B;
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  a.workspace = ws, a.workspace_bytes = bytes - 1;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
+  XT_CHECK_MSG(strstr(xs_last_error(), "workspace_bytes") != NULL, "error: %s", xs_last_error());
+  /* the same bits on two runs (sums added in slice order, whichever slice comes last) */
+  a.workspace = NULL, a.workspace_bytes = 0, a.split_k = 0;
+  uint16_t* h1 = (uint16_t*)malloc(n * 2);
+  uint16_t* h2 = (uint16_t*)malloc(n * 2);
+  CK(cudaMemset(C1, 0xff, n * 2));
+  CK(cudaMemset(C2, 0xff, n * 2));
+  a.C = C1;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+  a.C = C2;
+  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+  XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v7 split: two runs differ");
+  /* grouped: no split */
+  int32_t* cnt = (int32_t*)dalloc(16);
+  xs_gemm_args g = a;
+  g.layout = XS_GEMM_GROUPED_MASKED, g.experts = 2, g.m_counts = cnt, g.split_k = 2;
+  XT_EQ_INT(xs_gemm_tiles(&t, &g, XS_GEMM_ACT_NONE), XS_ERR_UNSUPPORTED);
+  XT_CHECK_MSG(strstr(xs_last_error(), "DENSE") != NULL, "error: %s", xs_last_error());
+  g.split_k = 0;
+  XT_EQ_INT(xs_gemm_tiles(&t, &g, XS_GEMM_ACT_NONE), XS_OK);
+  XT_EQ_INT(t.splits, 1);
+  free(h1);
+  free(h2);
+  void* bufs[] = {A, B, C1, C2, ws, cnt};
+  for (int i = 0; i < 6; i++)
+    cudaFree(bufs[i]);
+}
+
+/* v7's split in CUDA graphs: AUTO's split (a decode step) captured on a stream whose library
+ * workspace exists replays correctly three times; on a fresh stream the capture runs unsplit
+ * (the library makes no workspace while capturing) and is correct; an explicit split_k there is
+ * refused without breaking the capture. */
+static void test_v7_ksplit_graph(void) {
+  if (!g_hopper) {
+    printf("  skipped: v7 needs a Hopper GPU\n");
+    return;
+  }
+  const int M = 16, N = 1280, K = 8192;
+  void *A = dalloc((size_t)M * K * 2), *B = dalloc((size_t)N * K * 2),
+       *C = dalloc((size_t)M * N * 2);
+  float* ref = (float*)dalloc((size_t)M * N * 4);
+  uint8_t* state = (uint8_t*)dalloc(M);
+  CK(cudaMemset(state, XSG_ROW_CHECK, M));
+  XT_CHECK(xsg_fill_random(A, (int64_t)M * K, 41, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(B, (int64_t)N * K, 42, 1.0f) == XS_OK);
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
+  XT_CHECK(xsg_reference(ref, NULL, &a, 0, NULL, NULL, g_blas) == XS_OK);
+  xs_gemm_tiling t;
+  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK_MSG(t.version == XS_GEMM_V7 && t.splits >= 2, "AUTO v%d S %d", (int)t.version, t.splits);
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  for (int warm = 1; warm >= 0; warm--) {
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    if (warm) { /* a launch outside capture makes the stream's workspace */
+      XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
+      CK(cudaStreamSynchronize(st));
+    }
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
+    xs_gemm_args ex = a;
+    ex.split_k = 3;
+    XT_EQ_INT(xs_gemm_run(&ex, e, sc, st), warm ? XS_OK : XS_ERR_UNSUPPORTED);
+    CK(cudaStreamEndCapture(st, &g));
+    {
+      cudaGraphNode_t root[2];
+      size_t nroot = 2;
+      CK(cudaGraphGetRootNodes(g, root, &nroot));
+      cudaKernelNodeParams kp;
+      XT_EQ_INT((int)nroot, 1);
+      CK(cudaGraphKernelNodeGetParams(root[0], &kp));
+      const int want = xsg_v7_ctas(t.count * (warm ? t.splits : 1), g_sms);
+      XT_CHECK_MSG((int)kp.gridDim.x == want, "captured AUTO (%s): %u CTAs, expected %d",
+                   warm ? "warm" : "fresh", kp.gridDim.x, want);
+    }
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    for (int rep = 0; rep < 3; rep++) {
+      XT_CHECK(xsg_poison(C, (int64_t)M * N) == XS_OK);
+      CK(cudaDeviceSynchronize());
+      CK(cudaGraphLaunch(ge, st));
+      CK(cudaStreamSynchronize(st));
+      xsg_check chk;
+      XT_CHECK(xsg_compare(&chk, C, ref, state, M, N) == XS_OK);
+      XT_CHECK_MSG(xsg_check_ok(&chk), "v7 graph (%s): rel_err %.2e wrong %lld",
+                   warm ? "warm, split" : "fresh, unsplit", chk.rel_err, chk.wrong);
+      printf("  %s v7 graph, %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL",
+             warm ? "warm stream, split" : "fresh stream, unsplit", chk.rel_err, chk.wrong);
+    }
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(st));
+  }
+  void* bufs[] = {A, B, C, ref, state};
   for (int i = 0; i < 5; i++)
     cudaFree(bufs[i]);
 }
@@ -1492,6 +1693,8 @@ int main(void) {
   XT_RUN(test_tail_split);
   XT_RUN(test_splitk);
   XT_RUN(test_splitk_graph);
+  XT_RUN(test_v7_ksplit);
+  XT_RUN(test_v7_ksplit_graph);
   XT_RUN(test_contig_spec);
   XT_RUN(test_dense_odd_shapes);
   XT_RUN(test_dense_bench_shapes);

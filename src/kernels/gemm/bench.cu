@@ -431,10 +431,11 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
     av.version = (xs_gemm_version)v;
     std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
     const size_t before = fns.size();
-    char vname[40]; /* v7: "v7 wgmma 16x128" (its tile height follows M) */
+    char vname[40]; /* v7: "v7 wgmma 16x128" (its tile height follows M), "S 13": its split */
     xs_gemm_tiling t7;
     if (v == 7 && xs_gemm_tiles(&t7, &av, XS_GEMM_ACT_NONE) == XS_OK)
-      snprintf(vname, sizeof vname, "v7 wgmma %dx%d", t7.tile_m, t7.tile_n);
+      snprintf(vname, sizeof vname, t7.splits > 1 ? "v7 wgmma %dx%d S %d" : "v7 wgmma %dx%d",
+               t7.tile_m, t7.tile_n, t7.splits);
     else
       snprintf(vname, sizeof vname, "%s", names[v]);
     xsi_clear_error();
@@ -463,6 +464,35 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
         std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
         check(b, vname, run, C, ref, st, M, N, &fns);
       }
+    }
+    xsi_clear_error();
+  }
+  if (M <= 64) {
+    /* v7's split of K (session 25) at S = 1 (none), 2, 4, 8, 16 beside its plan's (the v7 row) */
+    xs_gemm_args av = a;
+    av.version = XS_GEMM_V7;
+    xs_gemm_tiling t7;
+    if (xs_gemm_tiles(&t7, &av, XS_GEMM_ACT_NONE) == XS_OK && t7.count >= 1) {
+      for (int S = 1; S <= 16; S *= 2) {
+        if (S == t7.splits || S > xsg_cdiv(a.K, 64)) continue;
+        av.split_k = S;
+        char vname[40];
+        snprintf(vname, sizeof vname, "v7 split-K %d", S);
+        std::function<xs_result()> run = [=]() { return xs_gemm_run(&av, plain, sched, NULL); };
+        check(b, vname, run, C, ref, st, M, N, &fns);
+      }
+      /* the other tile width at its split (xsg_probe.v7_width; the row's runs set it) */
+      const int other = t7.tile_n == 64 ? 128 : 64;
+      av.split_k = 0;
+      char vname[40];
+      snprintf(vname, sizeof vname, "v7 %d-row tiles, its split", other);
+      std::function<xs_result()> run = [=]() {
+        xsg_probe.v7_width = other;
+        const xs_result r = xs_gemm_run(&av, plain, sched, NULL);
+        xsg_probe.v7_width = 0;
+        return r;
+      };
+      check(b, vname, run, C, ref, st, M, N, &fns);
     }
     xsi_clear_error();
   }

@@ -220,8 +220,10 @@ xs_result check_args(const xs_gemm_args* a, const xs_gemm_epilogue* e) {
           "gemm: unknown context %d", (int)args_context(a));
   XSI_ARG(args_split_k(a) >= 0 && args_split_k(a) <= XSG_SPLITK_MAX,
           "gemm: split_k %d not in 0..%d", args_split_k(a), XSG_SPLITK_MAX);
-  XSI_ARG(args_split_k(a) < 2 || a->version == XS_GEMM_AUTO || a->version == XS_GEMM_V14,
-          "gemm: split_k %d needs version AUTO or v14 (got v%d)", args_split_k(a), (int)a->version);
+  XSI_ARG(args_split_k(a) < 2 || a->version == XS_GEMM_AUTO || a->version == XS_GEMM_V14 ||
+              a->version == XS_GEMM_V7,
+          "gemm: split_k %d needs version AUTO, v7 or v14 (got v%d)", args_split_k(a),
+          (int)a->version);
   size_t ws_bytes = 0;
   const void* ws = args_workspace(a, &ws_bytes);
   XSI_ARG(!ws || ((uintptr_t)ws & 255) == 0, "gemm: workspace must be 256-byte aligned");
@@ -245,6 +247,22 @@ void v14_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, int S, int b
   t->n_blocks = xsg_cdiv(silu ? a->N / 2 : a->N, t->tile_n);
   t->count = t->groups * t->m_blocks * t->n_blocks;
   t->splits = S;
+}
+
+/* v7's split of K (sched.h xsg_v7_ksplit) into t->splits: DENSE only, the caller's split_k
+ * (>= 2; 1: none) or the plan's (0); at most XSG_SPLITK_MAX_POSITIONS tiles (the counters). */
+xs_result v7_split(xs_gemm_tiling* t, const xs_gemm_args* a, int split_k, int sms) {
+  t->splits = 1;
+  if (a->layout != XS_GEMM_DENSE || split_k == 1) return XS_OK;
+  if (t->count > XSG_SPLITK_MAX_POSITIONS) {
+    if (split_k >= 2)
+      return xsi_set_error(XS_ERR_INVALID_ARG,
+                           "gemm v7: split_k %d of %d tiles: the split counts at most %d tiles",
+                           split_k, t->count, XSG_SPLITK_MAX_POSITIONS);
+    return XS_OK;
+  }
+  t->splits = xsg_v7_ksplit(t->count, xsg_cdiv(a->K, 64), t->tile_m, sms, split_k);
+  return XS_OK;
 }
 
 /* Resolve the version for (args, epilogue); fills the tiling. */
@@ -275,7 +293,14 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   int sk_bn = 256;
   const int sk_auto = xsg_splitk_plan_w(a->M, a->N, a->K, silu, dev.sms, split_k >= 2 ? split_k : 0,
                                         xsg_probe.splitk_bn, &sk_bn);
-  if (!why && split_k >= 2 && sk_auto == 0) {
+  /* AUTO, a dense problem of at most 32 rows (a decode step; session 25): v7 with its split of
+   * K (sched.h xsg_v7_ksplit), below. From 33 to 64 rows the rule before it (v14 where v7 has few
+   * tiles, v7 unsplit elsewhere): at 64 x 1280 x 8192 v14 ran 13.6 us, v7's best split 15.4
+   * (call A). xsg_probe.v7_ksplit = 1 restores that rule at any M. */
+  const int v7_dense =
+      a->layout == XS_GEMM_DENSE && !ready && a->M <= 32 && xsg_probe.v7_ksplit != 1;
+  if (!why && split_k >= 2 && sk_auto == 0 &&
+      (a->version == XS_GEMM_V14 || (a->version == XS_GEMM_AUTO && !v7_dense))) {
     const int n_out = silu ? a->N / 2 : a->N, mb = xsg_cdiv(a->M, 128);
     return xsi_set_error(
         XS_ERR_INVALID_ARG,
@@ -289,6 +314,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
+    if (a->version == XS_GEMM_V7) XSI_CHECK(v7_split(t, a, split_k, dev.sms));
     /* (split_k 1: no split, on the plan's or the probe's tile) */
     if (a->version == XS_GEMM_V14)
       v14_tiling(t, a, silu, split_k == 1 || sk_auto == 0 ? 1 : sk_auto, sk_bn);
@@ -306,6 +332,11 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * quarter of the SMs (20 of 132 measured below; 64, e.g. N = 4096, not measured: v7). Call E
    * (H200, back to back, against cuBLAS): x 1280 x 8192 at M = 1, 16, 64: v14 0.53 / 0.49 / 0.56,
    * v7 0.23 / 0.22 / 0.26; x 7168 x 8192: v14 0.76 / 0.77 / 0.71, v7 0.92 / 0.93 / 0.85. */
+  if (v7_dense) { /* (above) */
+    fill_tiling(t, a, silu, XS_GEMM_V7, dev.sms);
+    XSI_CHECK(v7_split(t, a, split_k, dev.sms));
+    return XS_OK;
+  }
   const int v7_few = (silu ? a->N / 2 : a->N) / 64 < dev.sms / 4;
   if (a->layout == XS_GEMM_DENSE && !ready &&
       (split_k >= 2 || (split_k == 0 && sk_auto >= 1 && (a->M > 64 || v7_few)))) {
@@ -450,6 +481,52 @@ xs_result library_workspace(void** out, cudaStream_t stream, size_t need, int sm
   return XS_OK;
 }
 
+/* v7's split of K at launch (xsg_params.ksplit): positions = tiles x S, the workspace's
+ * counters and sums (the caller's, or the library's for the stream); where none can be had (the
+ * stream is being captured) AUTO's split is dropped and an explicit split_k refused. */
+xs_result v7_split_launch(xsg_params* p, xs_gemm_tiling* t, const xs_gemm_args* a,
+                          const xs_gemm_epilogue& epi, void* stream) {
+  const int S = t->splits;
+  const int bw = (epi.act == XS_GEMM_ACT_SILU_MUL ? 2 : 1) * t->tile_n;
+  XSI_ARG(p->positions <= XSG_SPLITK_MAX_POSITIONS,
+          "gemm v7: split_k %d of a list of %d tiles: the split counts at most %d", S, p->positions,
+          XSG_SPLITK_MAX_POSITIONS);
+  const size_t need = (size_t)xsg_v7_ksplit_bytes(p->positions, S, t->tile_m, bw);
+  size_t have = 0;
+  void* ws = args_workspace(a, &have);
+  if (ws) {
+    if (have < need)
+      return xsi_set_error(XS_ERR_INVALID_ARG,
+                           "gemm v7: workspace_bytes %zu < %zu (xs_gemm_workspace_size)", have,
+                           need);
+  } else {
+    device_info dev;
+    XSI_CHECK(query_device(&dev));
+    const size_t lib = (size_t)XSG_SPLITK_COUNTER_BYTES + (size_t)dev.sms * XSG_SPLITK_TILE_BYTES;
+    if (need > lib && args_split_k(a) >= 2)
+      return xsi_set_error(XS_ERR_UNSUPPORTED,
+                           "gemm v7: split_k %d needs a workspace of %zu bytes, more than the "
+                           "library's %zu: give one (xs_gemm_args.workspace)",
+                           S, need, lib);
+    XSI_CHECK(library_workspace(&ws, (cudaStream_t)stream, need, dev.sms));
+  }
+  if (!ws) {
+    if (args_split_k(a) >= 2)
+      return xsi_set_error(XS_ERR_UNSUPPORTED,
+                           "gemm v7: split_k %d needs a workspace: none is given and the library "
+                           "makes none while the stream is being captured",
+                           S);
+    t->splits = 1;
+    return XS_OK;
+  }
+  p->ksplit = S;
+  p->ksplit_counters = (uint32_t*)ws;
+  p->ksplit_partial = (float*)((uint8_t*)ws + XSG_SPLITK_COUNTER_BYTES);
+  p->positions *= S;
+  p->split = 0; /* no split tile within a CTA */
+  return XS_OK;
+}
+
 typedef CUresult (*encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                               const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                               const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -554,7 +631,8 @@ extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* a
   xs_gemm_tiling t = {};
   XSI_CHECK(xs_gemm_tiles(&t, args, act));
   const int bn = act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
-  *bytes = t.version == XS_GEMM_V14 && !splitk_cluster_preferred(bn, t.splits, t.count)
+  *bytes = t.version == XS_GEMM_V7 ? (size_t)xsg_v7_ksplit_bytes(t.count, t.splits, t.tile_m, bn)
+           : t.version == XS_GEMM_V14 && !splitk_cluster_preferred(bn, t.splits, t.count)
                ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits)
                : 0;
   return XS_OK;
@@ -633,6 +711,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   }
   device_info dev;
   XSI_CHECK(query_device(&dev));
+  if (t.version == XS_GEMM_V7 && t.splits > 1) XSI_CHECK(v7_split_launch(&p, &t, a, epi, stream));
   /* L2 cache policies of the TMA loads (sched.h xsg_l2_choice; gemm_internal.h). v7 with tiles
    * of 16 or 32 tokens streams its weights evict_first: session 10 (bench_gemm_probe_v7 --hints,
    * with the weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch

@@ -52,8 +52,15 @@ typedef struct xsg_params {
   int tail_split; /* v3 and v11: the last partial wave in column halves when it is at most
                      half the grid (sched.h xsg_tail_slots); off with tile flags (a half would
                      raise its tile's flag with only half the tile stored) */
-  xs_gemm_ready ready; /* input readiness (xs_gemm_args.ready); flags NULL: none. Last, so the
-                          offsets of the fields above stay what they were */
+  xs_gemm_ready ready; /* input readiness (xs_gemm_args.ready); flags NULL: none. After the
+                          fields above, so their offsets stay what they were */
+  /* v7's split of K (sched.h xsg_v7_ksplit; DENSE): ksplit = S slices per tile, positions =
+   * tiles x S (position k: tile position k % tiles, slice k / tiles). S > 1: counters (16 bytes
+   * per tile position, word 0 counts the slices stored; zero before and after every launch)
+   * and partial (tiles x S x BT x BW fp32, each unit's sums) in the workspace. */
+  int ksplit;
+  uint32_t* ksplit_counters;
+  float* ksplit_partial;
 } xsg_params;
 
 /* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
@@ -165,6 +172,8 @@ typedef struct xsg_probe_t {
   int splitk_a_full; /* nonzero: v14 loads A in boxes of 128 rows even where M < 128 */
   int epi_any;       /* nonzero: v3 / v11 run the kernel whose epilogue is read from xsg_params at
                         run time (XSG_EPI_ANY) even where a fixed one would do */
+  int v7_ksplit;     /* AUTO at dense M <= 64: 0 the library's (v7 with its split of K), 1 the rule
+                        before session 25 (v14 where v7 has few tiles, else v7 unsplit) */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;

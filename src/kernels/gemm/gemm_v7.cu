@@ -71,11 +71,12 @@ template <int BT_, int BW_> struct v7_cfg {
    * per stream, 2 streams per SM, ~21 MB over 132 SMs against the ~7 MB that 4.4 TB/s x ~1.5 us of
    * loaded-DRAM latency asks for. */
   static constexpr int FIXED =
-      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 16;
+      1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 32;
   static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
-  /* full, empty, table_ready, split_ready */
-  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 16;
+  /* full, empty, table_ready, split_ready; then 16 bytes: the K split's "last slice" word per
+   * stream */
+  static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 32;
   /* k-blocks a stream loads before its schedule table exists (the speculative start, below):
    * all but one of its ring's slots (session 16; 2 before) */
   static constexpr int SPEC = STAGES - 1;
@@ -221,10 +222,13 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   uint64_t* empty = full + cfg::STREAMS * cfg::STAGES;
   uint64_t* table_ready = empty + cfg::STREAMS * cfg::STAGES; /* count 32: warp 3 */
   uint64_t* split_ready = table_ready + 1; /* count 128: consumer 1's partial sums are written */
-  int32_t* table = (int32_t*)(split_ready + 1);
+  int32_t* ksplit_last = (int32_t*)(split_ready + 1); /* [s]: K split, stream s's unit came last */
+  int32_t* table = ksplit_last + 4;
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
+  /* the split of K (xsg_params.ksplit; v7 only, DENSE): S slices per tile position */
+  const int S = cfg::BT < 128 ? p.ksplit : 1;
   /* EPI (gemm_internal.h XSG_EPI_*): the epilogue fixed at compile time, or read from p.epi. */
   const int silu = EPI == XSG_EPI_ANY ? p.epi.act == XS_GEMM_ACT_SILU_MUL : xsg_epi_silu(EPI);
   /* CONTIG: the expert offsets in shared memory (binary search per tile, both roles). */
@@ -345,8 +349,16 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       };
       /* NOTE: the consumer's items below, written separately: one item helper shared by both
        * loops left v9's traced producer (40 registers) with a 4-byte spill (session 8). */
-      for (int k = k0; k < positions; k += step) /* the split tile: stream 0's first half */
-        load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
+      for (int k = k0; k < positions; k += step) {
+        if (S > 1) { /* the K split: slice k / T of tile position k % T */
+          const int T = positions / S;
+          int lo, hi;
+          xsg_splitk_range(k_blocks, S, k / T, &lo, &hi);
+          load_tile(k % T, lo, hi);
+        } else { /* the split tile: stream 0's first half */
+          load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
+        }
+      }
       if (st == 1 && split_k >= 0) load_tile(split_k, k_blocks / 2, k_blocks); /* the rest */
       xsg_drain_ring(my_empty, cfg::STAGES, s, phase); /* bounded: a stuck consumer traps */
     }
@@ -388,9 +400,15 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       /* part 0 the whole tile; 1 stream 0's half of the split tile (it adds stream 1's sums,
        * then stores); 2 stream 1's half (it writes its sums for stream 0 and stores nothing) */
       const int part = k != split_k ? 0 : st == 0 ? 1 : 2;
-      const int kb_lo = part == 2 ? k_blocks / 2 : 0, kb_hi = part == 1 ? k_blocks / 2 : k_blocks;
+      int kb_lo = part == 2 ? k_blocks / 2 : 0, kb_hi = part == 1 ? k_blocks / 2 : k_blocks;
+      int kt = k, slice = 0; /* the K split: tile position k % T, slice k / T */
+      if (S > 1) {
+        const int T = positions / S;
+        kt = k % T, slice = k / T;
+        xsg_splitk_range(k_blocks, S, slice, &kb_lo, &kb_hi);
+      }
       int tile_index;
-      const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
+      const xsg_tile t = v7_tile_at(p, table, kt, &tile_index);
       int row0, row_end, expert;
       if (p.compact) /* no branch on the count: its load passes under the main loop */
         row0 = t.mb * p.tile_m, expert = t.g, row_end = xsg_masked_rows(p, expert);
@@ -444,6 +462,60 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         }
         xs_mbar_arrive(split_ready); /* release: this thread's writes precede it */
         continue;
+      }
+      if (S > 1) {
+        /* The K split: store this unit's sums (value i of thread tid at [i * 128 + tid]), count
+         * the tile's slices; the last adds all S in slice order (the same bits whichever slice
+         * comes last) and runs the epilogue, the others go on. No wait: nothing needs the units
+         * resident at once. */
+        float* const sums = p.ksplit_partial + (int64_t)kt * S * (BT * BW);
+        float* const mine = sums + (int64_t)slice * (BT * BW);
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) {
+          __stcg(&mine[i * 128 + tid], d0[i]);
+          if (BW == 128) __stcg(&mine[(BT / 2 + i) * 128 + tid], d1[i]);
+        }
+        xs_named_bar_sync(1 + st, 128); /* the warpgroup's stores ... */
+        if (tid == 0) {
+          xs_fence_acq_rel_gpu(); /* ... before its arrival */
+          uint32_t* const cnt = p.ksplit_counters + 4 * (int64_t)kt;
+          const int last = xs_atom_add_acq_rel_gpu_u32(cnt, 1) == (uint32_t)S - 1;
+          if (last) cnt[0] = 0u; /* every slice has arrived: zero for the next launch */
+          ksplit_last[st] = last;
+        }
+        xs_named_bar_sync(1 + st, 128);
+        /* NOTE: no fence here: thread 0's acquire (the other slices' release) and the barrier
+         * after it order the other slices' stores before these loads (causality order). */
+        if (!ksplit_last[st]) continue;
+        /* The sum, this unit's own sums read back like the others' (the accumulators are free
+         * for it). A slice is V values per thread; the loads of U slices (C values each at a
+         * time, U x C = 64 registers up to 16 values a slice, else 32) are in flight at once: one
+         * L2 round trip per U slices (session 25: 1.0-1.1 us less than one per slice at S = 13). */
+        constexpr int V = BT * BW / 128, C = V < 32 ? V : 32, U = (V <= 16 ? 64 : 32) / C;
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++)
+          d0[i] = d1[i] = 0.0f;
+        for (int r0 = 0; r0 < S; r0 += U) {
+#pragma unroll
+          for (int c = 0; c < V; c += C) {
+            float x[U][C];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+              if (r0 + u < S) {
+                const float* const src = sums + (int64_t)(r0 + u) * (BT * BW);
+#pragma unroll
+                for (int j = 0; j < C; j++)
+                  x[u][j] = __ldcg(&src[(c + j) * 128 + tid]);
+              }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+              if (r0 + u < S) {
+#pragma unroll
+                for (int j = 0; j < C; j++) /* value i: d0[i], then d1[i - BT / 2] */
+                  (c + j < BT / 2 ? d0[c + j] : d1[c + j - BT / 2]) += x[u][j];
+              }
+          }
+        }
       }
       if (part == 1) {                   /* stream 0: add stream 1's sums (bounded wait) */
         xsg_wait_timed(split_ready, 0); /* acquire */

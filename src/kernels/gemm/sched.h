@@ -582,6 +582,41 @@ XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
   return XSG_SPLITK_COUNTER_BYTES + (int64_t)positions * S * XSG_SPLITK_TILE_BYTES;
 }
 
+/* v7's split of K (xsg_params.ksplit; DENSE, a decode step's weight stream). v7 puts the
+ * weights on the wgmma M side, so a tile's fp32 sums are only BT x BW (16 x 64 = 4 KiB at 16
+ * tokens): each of a tile's S slices stores them in the workspace and the last to arrive (a
+ * per-tile counter) adds all S in slice order and runs the epilogue; nobody waits, so the units
+ * need not be resident at once. The plan (want < 2): S = 2 sms / tiles (the 2 x sms tile
+ * streams), at most XSG_V7_KSPLIT_MAX, at most 256 / bt (the last slice reads S x bt x 64 fp32
+ * per 64 B rows), at least XSG_V7_KSPLIT_MIN_KB k-blocks per slice (the slices:
+ * xsg_splitk_range), and no split below XSG_V7_KSPLIT_MIN_S. Measured on the H200 (session 25,
+ * call A, `xstage bench gemm`, against cuBLAS): M x 1280 x 8192 (20 tiles of 64 B rows) at M = 1
+ * / 16 S = 13 0.74 / 0.71 and S = 8 0.76 / 0.69 (unsplit 0.25 / 0.23, v14 0.65 / 0.59), M = 32
+ * S = 8 0.64 (13: 0.61); 112-128 tiles at S = 2: 16 x 7168 x 8192 level (0.995 against 0.980),
+ * 16 x 8192 x 3584 0.88 against 0.96, 64 x 8192 x 1024 0.60 against 0.75. want >= 2: the
+ * caller's S, at most one slice per k-block (a slice must multiply something). */
+#define XSG_V7_KSPLIT_MAX 16 /* = XSG_SPLITK_MAX, the most a caller may ask */
+#define XSG_V7_KSPLIT_MIN_KB 4
+#define XSG_V7_KSPLIT_MIN_S 4
+XSG_HD int xsg_v7_ksplit(int tiles, int k_blocks, int bt, int sms, int want) {
+  if (tiles < 1 || k_blocks < 1 || bt < 1) return 1;
+  int S = want;
+  if (want < 2) {
+    S = 2 * sms / tiles;
+    if (S > XSG_V7_KSPLIT_MAX) S = XSG_V7_KSPLIT_MAX;
+    if (S > 256 / bt) S = 256 / bt;
+    if (S > k_blocks / XSG_V7_KSPLIT_MIN_KB) S = k_blocks / XSG_V7_KSPLIT_MIN_KB;
+    if (S < XSG_V7_KSPLIT_MIN_S) S = 1;
+  }
+  if (S > k_blocks) S = k_blocks;
+  return S >= 2 ? S : 1;
+}
+/* v7's workspace for T tiles of BT x BW in S slices: the counters' block, then each unit's sums */
+XSG_HD int64_t xsg_v7_ksplit_bytes(int tiles, int S, int bt, int bw) {
+  if (S <= 1) return 0;
+  return XSG_SPLITK_COUNTER_BYTES + (int64_t)tiles * S * bt * bw * 4;
+}
+
 /* v14's plan for a dense M x N x K problem (N: rows of B, 2I with SiLU*mul) on `sms` SMs: the
  * tile width *bn (256, 128 or 64 B rows: tiles of 128 x bn, output columns bn or bn / 2 with
  * SiLU*mul) and the split S, returned: S >= 2 split-K, 1 v14 unsplit (one wave of 128 x 128 or
