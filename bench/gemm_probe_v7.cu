@@ -1,8 +1,10 @@
 /* gemm_probe_v7.cu — where v7's time goes at few tokens per expert, beside cuBLAS strided-batched.
  *
  *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
- *                       [--hints] [--rotate W] [--idle-us U] [--dirty-mb M]
+ *                       [--hints] [--rotate W] [--idle-us U] [--dirty-mb M] [--dense]
  *
+ * --dense (session 25): one dense T x N x K problem (E must be 1) against cuBLAS's GEMM, with
+ * v7's split of K: the library's S, no split, S = 8 and 16; the trace adds the slices' hand-off.
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
  * ratio = cuBLAS / row, the median of per-round ratios; host_us: the host's time per launch while
@@ -36,7 +38,7 @@
 #include "xstage/gemm.h"
 
 int main(int argc, char** argv) {
-  int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10, hints = 0, rotate = 1;
+  int E = 8, T = 16, N = 4096, K = 1536, silu = 0, rounds = 10, hints = 0, rotate = 1, dense = 0;
   const probe_opt opts[] = {{"--experts", &E, 0},
                             {"--tokens", &T, 0},
                             {"--N", &N, 0},
@@ -47,14 +49,16 @@ int main(int argc, char** argv) {
                             {"--hints", &hints, 1},
                             {"--rotate", &rotate, 0},
                             {"--idle-us", &probe_idle_us, 0},
-                            {"--dirty-mb", &probe_dirty_mb, 0}};
+                            {"--dirty-mb", &probe_dirty_mb, 0},
+                            {"--dense", &dense, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (E < 1 || T < 1 || T > 64 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 || rotate < 1 ||
       rotate > 16 || probe_idle_us < 0 || probe_idle_us > 100000 || probe_dirty_mb < 0 ||
-      probe_dirty_mb > 4096 || ((probe_idle_us || probe_dirty_mb) && probe_graph)) {
+      probe_dirty_mb > 4096 || ((probe_idle_us || probe_dirty_mb) && probe_graph) ||
+      (dense && E != 1)) {
     fprintf(stderr, "gemm_probe_v7: need E >= 1, 1 <= T <= 64, N a multiple of 16, K of 8, "
                     "rounds >= 3, rotate 1..16, idle-us 0..100000, dirty-mb 0..4096 (neither with "
-                    "--graph)\n");
+                    "--graph), --dense with E = 1\n");
     return 2;
   }
   probe_require_gpu();
@@ -75,7 +79,7 @@ int main(int argc, char** argv) {
     probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
   };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
-  a.layout = XS_GEMM_GROUPED_MASKED;
+  a.layout = dense ? XS_GEMM_DENSE : XS_GEMM_GROUPED_MASKED;
   a.M = T, a.N = N, a.K = K, a.experts = E, a.version = XS_GEMM_V7;
   a.A = A, a.B = B, a.C = C, a.m_counts = d_cnt;
   xs_gemm_epilogue epi = XS_GEMM_EPILOGUE_INITIALIZER;
@@ -97,9 +101,11 @@ int main(int argc, char** argv) {
 
   /* One v7 launch: ctas (0: the library's), tile width (0: the library's), traced or not, PDL,
    * split tile (xsg_probe.v7_split: 0 the library's, 1 off). */
-  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0, int hint = 0) {
-    return [&, ctas, width, traced, pdl, split, hint, n = 0]() mutable {
+  auto v7 = [&](int ctas, int width, int traced, int pdl, int split = 0, int hint = 0,
+                int split_k = 0) {
+    return [&, ctas, width, traced, pdl, split, hint, split_k, n = 0]() mutable {
       a.B = Bs[n++ % rotate];
+      a.split_k = split_k;
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.max_ctas = ctas;
       sched.pdl = pdl;
@@ -109,6 +115,7 @@ int main(int argc, char** argv) {
       xsg_probe.l2_hint = hint;
       xsg_probe.trace = trace;
       const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
+      a.split_k = 0;
       xsg_probe.l2_hint = 0;
       a.B = B;
       xsg_probe.v7_width = 0;
@@ -137,6 +144,17 @@ int main(int argc, char** argv) {
       {name_wide, v7(0, 128, 0, 0), {}},
       {name_narrow, v7(0, 64, 0, 0), {}},        {name_sms, v7(sms, 128, 0, 0), {}},
       {name_even, v7(even_ctas, 64, 0, 0), {}},  {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
+  if (dense) {
+    snprintf(name_pick, sizeof name_pick, "v7 %dx%d S %d (library)", tl.tile_m, tl.tile_n,
+             tl.splits);
+    rs = {{"cublas", cublas, {}},
+          {name_pick, v7(0, 0, 0, 0), {}},
+          {"v7 (library), PDL", v7(0, 0, 0, 1), {}},
+          {"v7 no split", v7(0, 0, 0, 0, 0, 0, 1), {}},
+          {"v7 S 8", v7(0, 0, 0, 0, 0, 0, 8), {}},
+          {"v7 S 16", v7(0, 0, 0, 0, 0, 0, 16), {}},
+          {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
+  }
   if (hints)
     rs = {{"cublas strided batched", cublas, {}},
           {name_pick, v7(0, 0, 0, 0), {}},
@@ -156,10 +174,10 @@ int main(int argc, char** argv) {
   /* ---- interleaved timing (batches of back-to-back launches, shuffled per round) ---- */
   const int iters = probe_time(rs, rounds);
   const double bytes = (double)E * N * K * 2;
-  printf(
-      "# E=%d T=%d N=%d K=%d%s, masked, %d tiles of %d x %d on %d SMs, %d rounds x %d launches, "
-      "%d weight copies\n",
-      E, T, N, K, silu ? " silu" : "", tl.count, tl.tile_m, tl.tile_n, sms, rounds, iters, rotate);
+  printf("# E=%d T=%d N=%d K=%d%s, %s, %d tiles of %d x %d on %d SMs, %d rounds x %d launches, "
+         "%d weight copies\n",
+         E, T, N, K, silu ? " silu" : "", dense ? "dense" : "masked", tl.count, tl.tile_m,
+         tl.tile_n, sms, rounds, iters, rotate);
   printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
   for (auto& r : rs) {
     const double ms = probe_median(r.ms);
@@ -195,7 +213,7 @@ int main(int argc, char** argv) {
       g0 = std::min(g0, (double)t[0]);
       mhz += (double)(t[31] - t[19]) / (double)(t[30] - t[0]) * 1e3;
       for (int s = 0; s < 2; s++)
-        if (t[12 + s]) g1 = std::max(g1, ns(t, t[10 + s]));
+        if (t[12 + s]) g1 = std::max(g1, ns(t, t[34 + s]));
     }
     if (!ctas) {
       fprintf(stderr, "gemm_probe_v7: empty trace\n");
@@ -220,7 +238,9 @@ int main(int argc, char** argv) {
                  {"first k-block in", 4, 1},
                  {"first main loop done", 6, 1},
                  {"last main loop done", 8, 1},
-                 {"last epilogue done", 10, 1}};
+                 {"split: hand-off counted", 32, 1},
+                 {"last epilogue done", 10, 1},
+                 {"last unit's end", 34, 1}};
     printf("  %-24s %8s %8s %8s %8s %8s  (us after the first entry)\n", "stamp", "min", "p10",
            "median", "p90", "max");
     for (const stat_t& st : stats) {
@@ -229,7 +249,7 @@ int main(int argc, char** argv) {
         const unsigned long long* t = &tr[(size_t)c * XSG_V7_TRACE];
         if (!t[0] || t[30] <= t[0]) continue;
         for (int s = 0; s < (st.stream ? 2 : 1); s++)
-          if (!st.stream || t[12 + s])
+          if (!st.stream || (t[12 + s] && t[st.idx + s])) /* (a stamp not taken: 0) */
             v.push_back(((st.idx ? ns(t, t[st.idx + s]) : (double)t[0]) - g0) / 1e3);
       }
       std::sort(v.begin(), v.end());

@@ -99,12 +99,14 @@ typedef struct xsg_first {
  * %globaltimer ns: [0] entry, [1] set-up done (after the first __syncthreads), [2 + s] producer s's
  * first TMA issued, [4 + s] consumer s past its first full wait, [6 + s] consumer s's first main
  * loop done, [8 + s] its last main loop done, [10 + s] its last epilogue done, [12 + s] its
- * tiles, [14 + s] its k-blocks, [16 + s] the summed main-loop ns, [18] %smid, [19] spare;
- * [20] thread 0 after the barrier init, [21] after the schedule table, [22 + s] producer s in its
- * branch, [24 + s] its first real tile decoded (after the table; the speculative start loads
+ * tiles, [14 + s] its k-blocks, [16 + s] the summed main-loop ns, [18] %smid, [19] clock64 at
+ * entry; [20] thread 0 after the barrier init, [21] after the schedule table, [22 + s] producer s
+ * in its branch, [24 + s] its first real tile decoded (after the table; the speculative start loads
  * before it), [26 + s] its first slot armed (empty wait, expect_tx),
- * [28 + s] consumer s in its branch, [30], [31] spare. */
-#define XSG_V7_TRACE 32
+ * [28 + s] consumer s in its branch, [30] %globaltimer and [31] clock64 at stream 0's end, [32 + s]
+ * (a split of K) its last unit's sums stored and counted (the slices' hand-off; the last one's
+ * sum and epilogue follow), [34 + s] its last unit's end (an epilogue, or the hand-off alone). */
+#define XSG_V7_TRACE 36
 /* The epilogue of a v2-v6 / v11-v13 kernel, fixed at compile time or not (gemm_v2.cu): ANY reads
  * the activation and the store kind from xsg_params at run time; the others fix both and leave
  * the other forms' code out of the kernel (session 24: a launch after another kernel refetches

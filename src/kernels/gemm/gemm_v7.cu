@@ -117,6 +117,12 @@ __device__ __forceinline__ xsg_tile v7_tile_at(const xsg_params& p, const int32_
     *index = xsg_tile_index(&p.grid, t.g, t.mb, t.nb);
     return t;
   }
+  if (p.grid.groups == 1 && p.grid.m_blocks == 1 && !p.order_list) {
+    /* one row of tiles (a decode step): every raster order is the identity, no divisions (the
+     * producer's first TMA ~0.3 us earlier at 1 x 1280 x 8192, session 25 calls F-G) */
+    *index = k;
+    return xsg_tile{0, 0, k};
+  }
   *index = xsg_position_tile(&p, k);
   return xsg_tile_decode(&p.grid, *index);
 }
@@ -470,11 +476,16 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
          * resident at once. */
         float* const sums = p.ksplit_partial + (int64_t)kt * S * (BT * BW);
         float* const mine = sums + (int64_t)slice * (BT * BW);
+        /* value i of d0 / d1 belongs to tokens 8 (i / 4) .. + 7: groups past the tile's rows
+         * feed output rows that are never stored, so they are not stored here (the sum below
+         * reads and adds them anyway, stale: skipping them there too cost 0.6 us, call F) */
+        const int groups = xsg_cdiv(row_end - row0, 8);
 #pragma unroll
-        for (int i = 0; i < BT / 2; i++) {
-          __stcg(&mine[i * 128 + tid], d0[i]);
-          if (BW == 128) __stcg(&mine[(BT / 2 + i) * 128 + tid], d1[i]);
-        }
+        for (int i = 0; i < BT / 2; i++)
+          if (i / 4 < groups) {
+            __stcg(&mine[i * 128 + tid], d0[i]);
+            if (BW == 128) __stcg(&mine[(BT / 2 + i) * 128 + tid], d1[i]);
+          }
         xs_named_bar_sync(1 + st, 128); /* the warpgroup's stores ... */
         if (tid == 0) {
           xs_fence_acq_rel_gpu(); /* ... before its arrival */
@@ -484,13 +495,15 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
           ksplit_last[st] = last;
         }
         xs_named_bar_sync(1 + st, 128);
+        if (TRACE && tid == 0) trace[32 + st] = trace[34 + st] = xs_clock64();
         /* NOTE: no fence here: thread 0's acquire (the other slices' release) and the barrier
          * after it order the other slices' stores before these loads (causality order). */
         if (!ksplit_last[st]) continue;
         /* The sum, this unit's own sums read back like the others' (the accumulators are free
          * for it). A slice is V values per thread; the loads of U slices (C values each at a
-         * time, U x C = 64 registers up to 16 values a slice, else 32) are in flight at once: one
-         * L2 round trip per U slices (session 25: 1.0-1.1 us less than one per slice at S = 13). */
+         * time, U x C = 64 registers up to 16 values a slice, else 32; 128 spilled) are in flight
+         * at once: one L2 round trip per U slices (session 25: 1.0-1.1 us less than one per slice
+         * at S = 13). */
         constexpr int V = BT * BW / 128, C = V < 32 ? V : 32, U = (V <= 16 ? 64 : 32) / C;
 #pragma unroll
         for (int i = 0; i < BT / 2; i++)
@@ -562,7 +575,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       }
       if (p.epi.tile_flags) /* the tile is this warpgroup's alone (plain stores) */
         xsg_raise_tile_flag(&p.epi.tile_flags[tile_index], 0, tid, 1 + st, 128, tid == 0);
-      if (TRACE && tid == 0) trace[10 + st] = xs_clock64();
+      if (TRACE && tid == 0) trace[10 + st] = trace[34 + st] = xs_clock64();
     }
     if (TRACE && tid == 0) {
       if (st == 0) trace[30] = xs_globaltimer(), trace[31] = xs_clock64();
