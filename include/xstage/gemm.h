@@ -62,7 +62,12 @@ typedef enum xs_gemm_version {
                      SiLU*mul), or half that where it spreads the weights over the SMs more
                      evenly (xs_gemm_tiles says which; it depends on the SM count), weights on
                      the wgmma M side, two tile streams per CTA, stores from registers; AUTO's
-                     pick for DENSE and MASKED with M <= 64 */
+                     pick for MASKED with M <= 64 and DENSE with M <= 32 (M 33-64: v14 where
+                     N is narrow). DENSE: K optionally split over S units per tile (a decode
+                     step's narrow GEMM; xs_gemm_tiling.splits): each unit stores its fp32
+                     sums in the workspace, and the last of a tile's S units (a counter) adds
+                     them in slice order (the same bits every run) and runs the epilogue; no
+                     unit waits for another, so any S fits any grid */
   XS_GEMM_V8 = 8, /* Hopper: v3's 128x256 tile on clusters of two CTAs computing vertically
                      adjacent tiles (m-blocks 2j, 2j + 1 of one group) that share the B tile
                      through TMA multicast. Explicit only (AUTO does not pick it). Not with
@@ -273,10 +278,11 @@ typedef struct xs_gemm_args {
    * this GEMM, above. */
   xs_gemm_context context;
   /* Optional (session 22; a caller whose args.size ends before them gets 0, NULL, 0): split-K
-   * (v14). split_k: 0 the library's choice (AUTO: xs_gemm_tiling.splits says; v14: the same rule,
-   * at least 1), 1 no split, S >= 2 that many slices of K per tile (v14 only: AUTO with S >= 2
-   * runs v14; at most 16, and S x tiles at most the SMs or max_ctas: XS_ERR_INVALID_ARG
-   * otherwise). workspace: device memory for the partial sums and the per-tile counters, at
+   * (v14; v7 from session 25). split_k: 0 the library's choice (AUTO: xs_gemm_tiling.splits
+   * says; v14 and v7: their plans), 1 no split, S >= 2 that many slices of K per tile (v7 and v14
+   * only: AUTO with S >= 2 runs v7 at DENSE M <= 32, else v14; at most 16; v14: S x tiles at most
+   * the SMs or max_ctas, XS_ERR_INVALID_ARG otherwise; v7: at most one slice per k-block, S is
+   * clamped to K / 64 rounded up, and a tile list of at most 1024). workspace: device memory for the partial sums and the per-tile counters, at
    * least xs_gemm_workspace_size() bytes, 256-byte aligned, ZEROED before its first use (each
    * launch leaves its counters zero again); one workspace serves one stream's launches at a
    * time. NULL: the library's own, one per device and stream, allocated (and zeroed) at the
@@ -304,7 +310,7 @@ typedef struct xs_gemm_tiling {
   int m_blocks;       /* per group */
   int n_blocks;
   int count; /* groups * m_blocks * n_blocks: the size of flag and map arrays */
-  int splits; /* slices of K per tile (v14), else 1 */
+  int splits; /* slices of K per tile (v14, v7 DENSE), else 1 */
 } xs_gemm_tiling;
 
 /* Fill *out with the tiling `args` (and epilogue activation `act`) would run with. Checks the
@@ -325,7 +331,8 @@ xs_result xs_gemm_run(const xs_gemm_args* args, xs_gemm_epilogue epi, xs_gemm_sc
 /* The workspace bytes a call with these args (and activation `act`) needs in
  * xs_gemm_args.workspace: 0 when it does not split K, or splits it in clusters (v14 on 128x128 /
  * 128x64 tiles, S <= 4, where the clusters fit at once). Checks the arguments like
- * xs_gemm_tiles. */
+ * xs_gemm_tiles. A v7 split larger than the library's own workspace (16 KiB + 128 KiB per SM)
+ * needs the caller's. */
 xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* args, xs_gemm_act act);
 
 /* Load every GEMM kernel into the current device's context now. CUDA loads kernels lazily (at
