@@ -153,6 +153,13 @@ int main(int argc, char** argv) {
           {"v7 no split", v7(0, 0, 0, 0, 0, 0, 1), {}},
           {"v7 S 8", v7(0, 0, 0, 0, 0, 0, 8), {}},
           {"v7 S 16", v7(0, 0, 0, 0, 0, 0, 16), {}},
+          {"v7 in clusters",
+           [&, inner = v7(0, 0, 0, 0)]() mutable {
+             xsg_probe.v7_kcluster = 2; /* the split in clusters where they fit */
+             inner();
+             xsg_probe.v7_kcluster = 0;
+           },
+           {}},
           {"v7 (library) traced", v7(0, 0, 1, 0), {}}};
   }
   if (hints)

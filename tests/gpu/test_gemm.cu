@@ -234,10 +234,10 @@ static int run_one(const problem* pr, const variant* v, const char* tag) {
       size_t bytes = 0;
       XT_CHECK(xs_gemm_workspace_size(&bytes, &a, epi.act) == XS_OK);
       /* none where the split runs as clusters (its slices meet in shared memory) */
+      const int bw = epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
       const int clusters =
-          t.version == XS_GEMM_V14 &&
-          xsg_splitk_uses_clusters(epi.act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n,
-                                   t.splits, t.count);
+          (t.version == XS_GEMM_V14 && xsg_splitk_uses_clusters(bw, t.splits, t.count)) ||
+          (t.version == XS_GEMM_V7 && xsg_v7_uses_clusters(t.tile_m, bw, t.splits, t.count));
       XT_CHECK_MSG(t.splits < 2 || (bytes > 0) != clusters,
                    "%s: workspace size %zu for %d splits (clusters: %d)", line, bytes, t.splits,
                    clusters);
@@ -1132,47 +1132,53 @@ static void test_v7_ksplit(void) {
       {XS_GEMM_DENSE, 40, 528, 1000, 0, NULL, 1},  /* SiLU*mul, 64-token tiles */
       {XS_GEMM_DENSE, 64, 7168, 2048, 0, NULL, 0}, /* wide: the plan's S is small */
   };
-  const int splits[] = {0, 2, 3, 5, 16};
-  for (int w = 128; w >= 64; w /= 2) /* both tile widths (the probe forces one) */
-    for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
-      for (int j = 0; j < 5; j++) {
-        xsg_probe.v7_width = w;
-        const problem* pr = &ps[i];
-        const int S = splits[j];
-        /* the caller's workspace where the sums outgrow the library's (S 16 of 112 tiles) */
-        xs_gemm_args q = XS_GEMM_ARGS_INITIALIZER;
-        q.version = XS_GEMM_V7, q.M = pr->M, q.N = pr->N, q.K = pr->K, q.split_k = S;
-        q.A = q.B = q.C = (void*)(uintptr_t)256;
-        size_t need = 0;
-        XT_CHECK(xs_gemm_workspace_size(
-                     &need, &q, pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE) == XS_OK);
-        const int big = need > XSG_SPLITK_COUNTER_BYTES + (size_t)g_sms * XSG_SPLITK_TILE_BYTES;
-        if (big) { /* refused without one */
-          xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
-          e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
-          const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-          XT_EQ_INT(xs_gemm_run(&q, e, sc, NULL), XS_ERR_UNSUPPORTED);
-          XT_CHECK_MSG(strstr(xs_last_error(), "give one") != NULL, "error: %s", xs_last_error());
-        }
-        variant plain = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S,
-                         big};
-        run_one(pr, &plain, "v7split");
-        if (j == 2 || (i == 0 && j == 0)) {
-          variant mapf = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0, S};
-          variant listf = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0,
+  const int splits[] = {0, 2, 3, 5, 16, 8};
+  for (int form = 0; form < 2; form++) /* clusters where they fit; the workspace always */
+    for (int w = 128; w >= 64; w /= 2) /* both tile widths (the probe forces one) */
+      for (int i = 0; i < (int)(sizeof ps / sizeof ps[0]); i++)
+        for (int j = 0; j < 6; j++) {
+          xsg_probe.v7_kcluster = form ? 1 : 2; /* clusters wherever they fit; never */
+          xsg_probe.v7_width = w;
+          const problem* pr = &ps[i];
+          const int S = splits[j];
+          /* the caller's workspace where the sums outgrow the library's (S 16 of 112 tiles) */
+          xs_gemm_args q = XS_GEMM_ARGS_INITIALIZER;
+          q.version = XS_GEMM_V7, q.M = pr->M, q.N = pr->N, q.K = pr->K, q.split_k = S;
+          q.A = q.B = q.C = (void*)(uintptr_t)256;
+          size_t need = 0;
+          XT_CHECK(xs_gemm_workspace_size(
+                       &need, &q, pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE) == XS_OK);
+          const int big = need > XSG_SPLITK_COUNTER_BYTES + (size_t)g_sms * XSG_SPLITK_TILE_BYTES;
+          if (big) { /* refused without one */
+            xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+            e.act = pr->silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
+            const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+            XT_EQ_INT(xs_gemm_run(&q, e, sc, NULL), XS_ERR_UNSUPPORTED);
+            XT_CHECK_MSG(strstr(xs_last_error(), "give one") != NULL, "error: %s", xs_last_error());
+          }
+          variant plain = {
+              XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 0, 0, S, big};
+          run_one(pr, &plain, "v7split");
+          if (j == 2 || (i == 0 && j == 0)) {
+            variant mapf = {XS_GEMM_V7, XS_GEMM_STORE_MAP, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 0,
+                            S};
+            variant listf = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 1, 1, 0, 0,
+                             S};
+            variant rn = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0,
+                          S};
+            variant ws = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S,
+                          1};
+            variant few = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 3, 0,
                            S};
-          variant rn = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_N, 3, 0, 0, 0, 0, S};
-          variant ws = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 1, 0, 1, S,
-                        1};
-          variant few = {XS_GEMM_V7, XS_GEMM_STORE_LOCAL, XS_GEMM_ORDER_RASTER_M, 0, 0, 0, 3, 0, S};
-          run_one(pr, &mapf, "v7split");
-          run_one(pr, &listf, "v7split");
-          run_one(pr, &rn, "v7split");
-          run_one(pr, &ws, "v7split");
-          run_one(pr, &few, "v7split"); /* 3 CTAs: units run one after another */
+            run_one(pr, &mapf, "v7split");
+            run_one(pr, &listf, "v7split");
+            run_one(pr, &rn, "v7split");
+            run_one(pr, &ws, "v7split");
+            run_one(pr, &few, "v7split"); /* 3 CTAs: units run one after another */
+          }
         }
-      }
   xsg_probe.v7_width = 0;
+  xsg_probe.v7_kcluster = 0;
   /* the tiling: the plan splits the decode step, the caller's S is clamped to the k-blocks */
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.version = XS_GEMM_V7, a.M = 1, a.N = 1280, a.K = 8192;
@@ -1185,7 +1191,9 @@ static void test_v7_ksplit(void) {
   a.M = 5, a.N = 136, a.K = 72, a.split_k = 5;
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
   XT_EQ_INT(t.splits, 2);
-  /* the workspace: the counters' block and every unit's sums; too small, refused */
+  /* the workspace: the counters' block and every unit's sums; too small, refused (the probe
+   * keeps the split out of clusters, which need none) */
+  xsg_probe.v7_kcluster = 1;
   a.M = 16, a.N = 1280, a.K = 8192, a.split_k = 4;
   XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
   size_t bytes = 0;
@@ -1204,20 +1212,33 @@ static void test_v7_ksplit(void) {
   a.workspace = ws, a.workspace_bytes = bytes - 1;
   XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_ERR_INVALID_ARG);
   XT_CHECK_MSG(strstr(xs_last_error(), "workspace_bytes") != NULL, "error: %s", xs_last_error());
-  /* the same bits on two runs (sums added in slice order, whichever slice comes last) */
-  a.workspace = NULL, a.workspace_bytes = 0, a.split_k = 0;
+  /* the same bits on two runs (sums added in slice order, whichever slice comes last), and in
+   * both forms at the same S (S = 8: clusters of 4; 20 of them fit at once on the H200) */
+  a.workspace = NULL, a.workspace_bytes = 0, a.split_k = 8;
   uint16_t* h1 = (uint16_t*)malloc(n * 2);
   uint16_t* h2 = (uint16_t*)malloc(n * 2);
-  CK(cudaMemset(C1, 0xff, n * 2));
-  CK(cudaMemset(C2, 0xff, n * 2));
-  a.C = C1;
-  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-  a.C = C2;
-  XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
-  XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v7 split: two runs differ");
+  uint16_t* h0 = (uint16_t*)malloc(n * 2);
+  for (int form = 1; form >= 0; form--) {
+    xsg_probe.v7_kcluster = form ? 1 : 2;
+    CK(cudaMemset(C1, 0xff, n * 2));
+    CK(cudaMemset(C2, 0xff, n * 2));
+    a.C = C1;
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+    a.C = C2;
+    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+    XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
+    const int cl = xsg_v7_uses_clusters(t.tile_m, t.tile_n, t.splits, t.count);
+    XT_CHECK_MSG(form == 1 ? !cl : cl == 4, "v7 split 8 of %d tiles: clusters of %d (form %d)",
+                 t.count, cl, form);
+    XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v7 split (%s): two runs differ",
+                 form ? "workspace" : "clusters");
+    if (!form) XT_CHECK_MSG(memcmp(h0, h2, n * 2) == 0, "v7 split: clusters != workspace");
+    memcpy(h0, h2, n * 2);
+  }
+  free(h0);
   /* grouped: no split */
   int32_t* cnt = (int32_t*)dalloc(16);
   xs_gemm_args g = a;
@@ -1235,9 +1256,10 @@ static void test_v7_ksplit(void) {
 }
 
 /* v7's split in CUDA graphs: AUTO's split (a decode step) captured on a stream whose library
- * workspace exists replays correctly three times; on a fresh stream the capture runs unsplit
- * (the library makes no workspace while capturing) and is correct; an explicit split_k there is
- * refused without breaking the capture. */
+ * workspace exists replays correctly three times; on a fresh stream the capture splits in
+ * clusters where they fit (no workspace), else runs unsplit (the library makes no workspace while
+ * capturing), and is correct; an explicit odd split_k (never clusters) there is refused without
+ * breaking the capture. Both forms (the probe keeps the split out of clusters). */
 static void test_v7_ksplit_graph(void) {
   if (!g_hopper) {
     printf("  skipped: v7 needs a Hopper GPU\n");
@@ -1259,7 +1281,15 @@ static void test_v7_ksplit_graph(void) {
   XT_CHECK_MSG(t.version == XS_GEMM_V7 && t.splits >= 2, "AUTO v%d S %d", (int)t.version, t.splits);
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-  for (int warm = 1; warm >= 0; warm--) {
+  for (int mode = 0; mode < 4; mode++) {
+    const int warm = mode % 2 == 0, form = mode / 2;
+    xsg_probe.v7_kcluster = form; /* 0 the library's, 1 never clusters */
+    XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+    /* a fresh stream's capture: clusters of the most C <= S / 2 that fit (the library's) */
+    const int cl =
+        !warm && !form ? xsg_v7_fits_clusters(t.tile_m, t.tile_n, t.splits, t.count, 0) : 0;
+    if (!warm && !form)
+      XT_CHECK_MSG(cl >= 2, "v7 S %d of %d tiles: no clusters fit", t.splits, t.count);
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     if (warm) { /* a launch outside capture makes the stream's workspace */
@@ -1272,7 +1302,8 @@ static void test_v7_ksplit_graph(void) {
     XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
     xs_gemm_args ex = a;
     ex.split_k = 3;
-    XT_EQ_INT(xs_gemm_run(&ex, e, sc, st), warm ? XS_OK : XS_ERR_UNSUPPORTED);
+    XT_EQ_INT(xs_gemm_run(&ex, e, sc, st),
+              warm ? XS_OK : XS_ERR_UNSUPPORTED); /* odd: no clusters */
     CK(cudaStreamEndCapture(st, &g));
     {
       cudaGraphNode_t root[2];
@@ -1281,9 +1312,10 @@ static void test_v7_ksplit_graph(void) {
       cudaKernelNodeParams kp;
       XT_EQ_INT((int)nroot, 1);
       CK(cudaGraphKernelNodeGetParams(root[0], &kp));
-      const int want = xsg_v7_ctas(t.count * (warm ? t.splits : 1), g_sms);
-      XT_CHECK_MSG((int)kp.gridDim.x == want, "captured AUTO (%s): %u CTAs, expected %d",
-                   warm ? "warm" : "fresh", kp.gridDim.x, want);
+      const int want = cl ? t.count * cl : xsg_v7_ctas(t.count * (warm ? t.splits : 1), g_sms);
+      XT_CHECK_MSG((int)kp.gridDim.x == want,
+                   "captured AUTO (%s, clusters of %d): %u CTAs, expected %d",
+                   warm ? "warm" : "fresh", cl, kp.gridDim.x, want);
     }
     CK(cudaGraphInstantiate(&ge, g, 0));
     for (int rep = 0; rep < 3; rep++) {
@@ -1293,15 +1325,19 @@ static void test_v7_ksplit_graph(void) {
       CK(cudaStreamSynchronize(st));
       xsg_check chk;
       XT_CHECK(xsg_compare(&chk, C, ref, state, M, N) == XS_OK);
-      XT_CHECK_MSG(xsg_check_ok(&chk), "v7 graph (%s): rel_err %.2e wrong %lld",
-                   warm ? "warm, split" : "fresh, unsplit", chk.rel_err, chk.wrong);
+      const char* what = cl     ? "fresh stream, split in clusters"
+                         : warm ? "warm stream, split through the workspace"
+                                : "fresh stream, unsplit (clusters not allowed)";
+      XT_CHECK_MSG(xsg_check_ok(&chk), "v7 graph (%s): rel_err %.2e wrong %lld", what, chk.rel_err,
+                   chk.wrong);
       printf("  %s v7 graph, %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL",
-             warm ? "warm stream, split" : "fresh stream, unsplit", chk.rel_err, chk.wrong);
+             what, chk.rel_err, chk.wrong);
     }
     CK(cudaGraphExecDestroy(ge));
     CK(cudaGraphDestroy(g));
     CK(cudaStreamDestroy(st));
   }
+  xsg_probe.v7_kcluster = 0;
   void* bufs[] = {A, B, C, ref, state};
   for (int i = 0; i < 5; i++)
     cudaFree(bufs[i]);

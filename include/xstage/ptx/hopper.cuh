@@ -555,6 +555,23 @@ XS_DEV void xs_cluster_sync(void) {
                    : "memory");
 }
 
+/* The two halves of xs_cluster_sync, for a meeting whose wait can come later than its arrival
+ * (each thread: arrive, then wait, before its next arrive). */
+XS_DEV void xs_cluster_arrive(void) {
+  asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+}
+XS_DEV void xs_cluster_wait(void) {
+  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+/* ld.shared::cluster.f32: the float at shared::cluster address `addr` (xs_mapa_u32: this CTA's
+ * or another's of the cluster). */
+XS_DEV float xs_ld_cluster_f32(uint32_t addr) {
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 /* mapa.shared::cluster.u32: the shared::cluster address of the variable at this CTA's shared
  * address `smem` (a generic pointer into this CTA's shared memory) in CTA `rank` of the
  * cluster. */

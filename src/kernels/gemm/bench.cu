@@ -493,6 +493,20 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
         return r;
       };
       check(b, vname, run, C, ref, st, M, N, &fns);
+      /* its split in clusters where they fit (xsg_probe.v7_kcluster 2: what a capture with no
+       * workspace runs; S = 2 C, the most C <= S / 2 whose clusters fit; session 25) */
+      const int cl =
+          t7.splits > 1 ? xsg_v7_fits_clusters(t7.tile_m, t7.tile_n, t7.splits, t7.count, 0) : 0;
+      if (cl) {
+        snprintf(vname, sizeof vname, "v7 clusters of %d, S %d", cl, 2 * cl);
+        std::function<xs_result()> cl_run = [=]() {
+          xsg_probe.v7_kcluster = 2;
+          const xs_result r = xs_gemm_run(&av, plain, sched, NULL);
+          xsg_probe.v7_kcluster = 0;
+          return r;
+        };
+        check(b, vname, cl_run, C, ref, st, M, N, &fns);
+      }
     }
     xsi_clear_error();
   }

@@ -20,8 +20,12 @@ struct device_info {
    * queries them at its first use); 0 where none or the query failed */
   int sk_ready;
   int sk_clusters[2 * 9];
+  /* v7's clusters of C (2..8) CTAs of 16 / 32 / 64 tokens x 64 / 128 B rows that fit at once
+   * (v7_cluster, at its first use) */
+  int v7_ready;
+  int v7_clusters[3 * 2 * 9];
 };
-device_info g_dev = {0, 0, 0, 0, 0, {0}};
+device_info g_dev = {0, 0, 0, 0, 0, {0}, 0, {0}};
 
 xs_result query_device(device_info* out) {
   if (!g_dev.ok) {
@@ -73,6 +77,42 @@ int splitk_cluster_preferred(int bn, int S, int positions) {
   return (S <= 4 || xsg_probe.splitk_global == 2) && splitk_cluster(bn, S, positions);
 }
 
+/* v7's split of S slices over `tiles` tiles of tile_m x bw in clusters (session 25): C = S / 2
+ * CTAs per tile, every tile's cluster on the GPU at once (one unit per tile stream, no
+ * workspace); 0: none fits. An exact S (exact != 0) runs as clusters only if it is even and fits;
+ * otherwise the largest C <= S / 2 that fits (S = 2 C, at least XSG_V7_KSPLIT_MIN_S).
+ * xsg_probe.v7_kcluster = 1: never. */
+int v7_cluster(int tile_m, int bw, int S, int tiles, int exact) {
+  if (S < 4 || tiles < 1 || xsg_probe.v7_kcluster == 1 || !g_dev.ok || !g_dev.hopper) return 0;
+  if (!g_dev.v7_ready) {
+    for (int m = 0; m < 3; m++)
+      for (int w = 0; w < 2; w++)
+        for (int c = 2; c <= 8; c++) {
+          int n = 0;
+          if (xsg_v7_max_clusters(16 << m, 64 << w, c, &n) != cudaSuccess) n = 0;
+          g_dev.v7_clusters[(m * 2 + w) * 9 + c] = n;
+        }
+    cudaGetLastError();
+    g_dev.v7_ready = 1;
+  }
+  const int m = tile_m == 16 ? 0 : tile_m == 32 ? 1 : 2, w = bw == 64 ? 0 : 1;
+  const int* n = &g_dev.v7_clusters[(m * 2 + w) * 9];
+  if (exact) return S % 2 == 0 && S / 2 <= 8 && tiles <= n[S / 2] ? S / 2 : 0;
+  for (int c = S / 2 < 8 ? S / 2 : 8; 2 * c >= XSG_V7_KSPLIT_MIN_S; c--)
+    if (tiles <= n[c]) return c;
+  return 0;
+}
+
+/* Whether it does where a workspace can be had: not by default. Measured on the H200 (session
+ * 25, calls I-J, 1-32 x 1280 x 8192): clusters fit 20 tiles only up to C = 5 (S = 10, 100 CTAs)
+ * where the workspace runs the plan's S = 13 on 130 CTAs: the clusters' hand-off is faster (0.5
+ * against 1.2 us) but their start-up slower (0.5-0.7 us) and their main loop longer (1.8 us), 0.4-
+ * 0.9 us slower in all. They run where no workspace can be had (a capture on a fresh stream),
+ * instead of no split. xsg_probe.v7_kcluster = 2: clusters wherever they fit. */
+int v7_cluster_preferred(int tile_m, int bw, int S, int tiles, int exact) {
+  return xsg_probe.v7_kcluster == 2 ? v7_cluster(tile_m, bw, S, tiles, exact) : 0;
+}
+
 } // namespace
 
 /* rule(bn, S, positions) on the current device (0 without one) */
@@ -91,6 +131,24 @@ int xsg_splitk_uses_clusters(int bn, int S, int positions) {
 
 int xsg_splitk_fits_clusters(int bn, int S, int positions) {
   return on_device(splitk_cluster, bn, S, positions);
+}
+
+int xsg_v7_uses_clusters(int tile_m, int bw, int S, int tiles) {
+  device_info dev;
+  if (query_device(&dev) != XS_OK) {
+    xsi_clear_error();
+    return 0;
+  }
+  return v7_cluster_preferred(tile_m, bw, S, tiles, 1);
+}
+
+int xsg_v7_fits_clusters(int tile_m, int bw, int S, int tiles, int exact) {
+  device_info dev;
+  if (query_device(&dev) != XS_OK) {
+    xsi_clear_error();
+    return 0;
+  }
+  return v7_cluster(tile_m, bw, S, tiles, exact);
 }
 
 namespace {
@@ -251,7 +309,7 @@ void v14_tiling(xs_gemm_tiling* t, const xs_gemm_args* a, int silu, int S, int b
 
 /* v7's split of K (sched.h xsg_v7_ksplit) into t->splits: DENSE only, the caller's split_k
  * (>= 2; 1: none) or the plan's (0); at most XSG_SPLITK_MAX_POSITIONS tiles (the counters). */
-xs_result v7_split(xs_gemm_tiling* t, const xs_gemm_args* a, int split_k, int sms) {
+xs_result v7_split(xs_gemm_tiling* t, const xs_gemm_args* a, int split_k, int sms, int act_silu) {
   t->splits = 1;
   if (a->layout != XS_GEMM_DENSE || split_k == 1) return XS_OK;
   if (t->count > XSG_SPLITK_MAX_POSITIONS) {
@@ -262,6 +320,10 @@ xs_result v7_split(xs_gemm_tiling* t, const xs_gemm_args* a, int split_k, int sm
     return XS_OK;
   }
   t->splits = xsg_v7_ksplit(t->count, xsg_cdiv(a->K, 64), t->tile_m, sms, split_k);
+  /* in clusters where preferred (the probe's; the plan's S rounded down to an even one) */
+  const int bw = (act_silu ? 2 : 1) * t->tile_n;
+  const int C = v7_cluster_preferred(t->tile_m, bw, t->splits, t->count, split_k >= 2);
+  if (C) t->splits = 2 * C;
   return XS_OK;
 }
 
@@ -314,7 +376,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
   if (a->version != XS_GEMM_AUTO) {
     if (why) return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm v%d: %s", (int)a->version, why);
     fill_tiling(t, a, silu, a->version, dev.sms);
-    if (a->version == XS_GEMM_V7) XSI_CHECK(v7_split(t, a, split_k, dev.sms));
+    if (a->version == XS_GEMM_V7) XSI_CHECK(v7_split(t, a, split_k, dev.sms, silu));
     /* (split_k 1: no split, on the plan's or the probe's tile) */
     if (a->version == XS_GEMM_V14)
       v14_tiling(t, a, silu, split_k == 1 || sk_auto == 0 ? 1 : sk_auto, sk_bn);
@@ -334,7 +396,7 @@ xs_result resolve(xs_gemm_tiling* t, const xs_gemm_args* a, const xs_gemm_epilog
    * v7 0.23 / 0.22 / 0.26; x 7168 x 8192: v14 0.76 / 0.77 / 0.71, v7 0.92 / 0.93 / 0.85. */
   if (v7_dense) { /* (above) */
     fill_tiling(t, a, silu, XS_GEMM_V7, dev.sms);
-    XSI_CHECK(v7_split(t, a, split_k, dev.sms));
+    XSI_CHECK(v7_split(t, a, split_k, dev.sms, silu));
     return XS_OK;
   }
   const int v7_few = (silu ? a->N / 2 : a->N) / 64 < dev.sms / 4;
@@ -483,11 +545,24 @@ xs_result library_workspace(void** out, cudaStream_t stream, size_t need, int sm
 
 /* v7's split of K at launch (xsg_params.ksplit): positions = tiles x S, the workspace's
  * counters and sums (the caller's, or the library's for the stream); where none can be had (the
- * stream is being captured) AUTO's split is dropped and an explicit split_k refused. */
+ * stream is being captured) in clusters of C CTAs where they fit (S = 2 C: the caller's S if even,
+ * else AUTO's rounded down), else AUTO's split is dropped and an explicit split_k refused. */
 xs_result v7_split_launch(xsg_params* p, xs_gemm_tiling* t, const xs_gemm_args* a,
-                          const xs_gemm_epilogue& epi, void* stream) {
+                          const xs_gemm_epilogue& epi, void* stream, int max_ctas) {
   const int S = t->splits;
   const int bw = (epi.act == XS_GEMM_ACT_SILU_MUL ? 2 : 1) * t->tile_n;
+  /* in clusters (v7_cluster: the whole grid at once; not under a smaller max_ctas) where
+   * preferred (the resolved S), or where no workspace can be had (below) */
+  auto clusters = [&](int c) {
+    if (!c || (max_ctas && max_ctas < p->positions * c)) return false;
+    t->splits = 2 * c;
+    p->ksplit = 2 * c;
+    p->ksplit_cluster = c;
+    p->positions *= 2 * c;
+    p->split = 0;
+    return true;
+  };
+  if (clusters(v7_cluster_preferred(t->tile_m, bw, S, p->positions, 1))) return XS_OK;
   XSI_ARG(p->positions <= XSG_SPLITK_MAX_POSITIONS,
           "gemm v7: split_k %d of a list of %d tiles: the split counts at most %d", S, p->positions,
           XSG_SPLITK_MAX_POSITIONS);
@@ -510,11 +585,14 @@ xs_result v7_split_launch(xsg_params* p, xs_gemm_tiling* t, const xs_gemm_args* 
                            S, need, lib);
     XSI_CHECK(library_workspace(&ws, (cudaStream_t)stream, need, dev.sms));
   }
-  if (!ws) {
-    if (args_split_k(a) >= 2)
+  if (!ws) { /* (being captured) clusters: the caller's S if it fits, else the most that does */
+    const int explicit_s = args_split_k(a) >= 2;
+    if (clusters(v7_cluster(t->tile_m, bw, S, p->positions, explicit_s))) return XS_OK;
+    if (explicit_s)
       return xsi_set_error(XS_ERR_UNSUPPORTED,
-                           "gemm v7: split_k %d needs a workspace: none is given and the library "
-                           "makes none while the stream is being captured",
+                           "gemm v7: split_k %d needs a workspace: none is given, the library "
+                           "makes none while the stream is being captured, and its clusters do "
+                           "not fit (an even S of at most 16 whose tiles' clusters fit at once)",
                            S);
     t->splits = 1;
     return XS_OK;
@@ -631,7 +709,10 @@ extern "C" xs_result xs_gemm_workspace_size(size_t* bytes, const xs_gemm_args* a
   xs_gemm_tiling t = {};
   XSI_CHECK(xs_gemm_tiles(&t, args, act));
   const int bn = act == XS_GEMM_ACT_SILU_MUL ? 2 * t.tile_n : t.tile_n;
-  *bytes = t.version == XS_GEMM_V7 ? (size_t)xsg_v7_ksplit_bytes(t.count, t.splits, t.tile_m, bn)
+  *bytes = t.version == XS_GEMM_V7
+               ? (v7_cluster_preferred(t.tile_m, bn, t.splits, t.count, 1)
+                      ? 0
+                      : (size_t)xsg_v7_ksplit_bytes(t.count, t.splits, t.tile_m, bn))
            : t.version == XS_GEMM_V14 && !splitk_cluster_preferred(bn, t.splits, t.count)
                ? (size_t)xsg_splitk_workspace_bytes(t.count, t.splits)
                : 0;
@@ -711,7 +792,8 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   }
   device_info dev;
   XSI_CHECK(query_device(&dev));
-  if (t.version == XS_GEMM_V7 && t.splits > 1) XSI_CHECK(v7_split_launch(&p, &t, a, epi, stream));
+  if (t.version == XS_GEMM_V7 && t.splits > 1)
+    XSI_CHECK(v7_split_launch(&p, &t, a, epi, stream, sched.max_ctas));
   /* L2 cache policies of the TMA loads (sched.h xsg_l2_choice; gemm_internal.h). v7 with tiles
    * of 16 or 32 tokens streams its weights evict_first: session 10 (bench_gemm_probe_v7 --hints,
    * with the weights rotated over 4 copies as well as re-read), 0.7-4.4 % less time per launch
@@ -737,6 +819,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;
   if (ctas > p.positions) ctas = p.positions;
   if (t.version == XS_GEMM_V7 && !sched.max_ctas) ctas = xsg_v7_ctas(p.positions, dev.sms);
+  if (p.ksplit_cluster) ctas = p.positions / 2; /* a cluster per tile, a unit per stream */
   if (t.version == XS_GEMM_V8) {
     if (!g_dev.v8_clusters) {
       /* NOTE: clusters need both CTAs co-resident (one per SM here): the occupancy query says

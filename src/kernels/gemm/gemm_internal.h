@@ -55,12 +55,17 @@ typedef struct xsg_params {
   xs_gemm_ready ready; /* input readiness (xs_gemm_args.ready); flags NULL: none. After the
                           fields above, so their offsets stay what they were */
   /* v7's split of K (sched.h xsg_v7_ksplit; DENSE): ksplit = S slices per tile, positions =
-   * tiles x S (position k: tile position k % tiles, slice k / tiles). S > 1: counters (16 bytes
+   * tiles x S (position k: tile position k % tiles, slice k / tiles; in clusters, below,
+   * otherwise). S > 1 through the workspace: counters (16 bytes
    * per tile position, word 0 counts the slices stored; zero before and after every launch)
    * and partial (tiles x S x BT x BW fp32, each unit's sums) in the workspace. */
   int ksplit;
   uint32_t* ksplit_counters;
   float* ksplit_partial;
+  /* S > 1 in clusters (session 25): 0 through the workspace; C = S / 2 the CTAs of a cluster,
+   * which are one tile's S units (CTA rank r, stream s: slice 2 r + s; grid = tiles x C, one unit
+   * per stream); the units meet in distributed shared memory, no workspace */
+  int ksplit_cluster;
 } xsg_params;
 
 /* Each CTA's first tile from the host (sched.h xsg_first_tiles): a launch parameter of the
@@ -176,6 +181,8 @@ typedef struct xsg_probe_t {
                         run time (XSG_EPI_ANY) even where a fixed one would do */
   int v7_ksplit;     /* AUTO at dense M <= 64: 0 the library's (v7 with its split of K), 1 the rule
                         before session 25 (v14 where v7 has few tiles, else v7 unsplit) */
+  int v7_kcluster;   /* v7's split: 0 the library's form (through the workspace; clusters where
+                        none can be had), 1 never clusters, 2 clusters wherever they fit */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -324,6 +331,15 @@ int xsg_hopper_smem_bytes(int bn);
  * another tile_m. */
 cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                           int ctas, cudaStream_t stream);
+/* Clusters of C (2..8) v7 CTAs of tile_m (16, 32, 64) x bw (64, 128) that fit on the GPU at once
+ * (the K split in clusters; 0 for another C). */
+cudaError_t xsg_v7_max_clusters(int tile_m, int bw, int C, int* n);
+/* C where v7's split S of `tiles` tiles of tile_m x bw runs in clusters of C CTAs on the current
+ * device where a workspace can be had (gemm.cu v7_cluster_preferred; 0: through the workspace),
+ * and the clusters that fit at all (v7_cluster: exact S, or the most C <= S / 2; what a capture
+ * with no workspace runs). */
+int xsg_v7_uses_clusters(int tile_m, int bw, int S, int tiles);
+int xsg_v7_fits_clusters(int tile_m, int bw, int S, int tiles, int exact);
 /* v8 (gemm_v8.cu): v3's 128x256 tile on clusters of two CTAs (__cluster_dims__(2, 1, 1)) that
  * compute tile pairs (sched.h) and share B through TMA multicast. p->grid is the tile grid;
  * p->positions the pair positions (DENSE, MASKED walking the whole buffer) or, with p->compact

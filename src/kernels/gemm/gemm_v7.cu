@@ -127,6 +127,54 @@ __device__ __forceinline__ xsg_tile v7_tile_at(const xsg_params& p, const int32_
   return xsg_tile_decode(&p.grid, *index);
 }
 
+/* Unit k of a K split of S slices (xsg_params.ksplit): its tile position *kt and slice. Through
+ * the workspace, slice k / T of tile position k % T (T = positions / S); in clusters of C CTAs
+ * (grid = T x C, one unit per stream: k = s x grid + b for stream s of CTA b), tile position
+ * b / C and slice 2 (b % C) + s, so a cluster holds one tile's S = 2 C slices. */
+__device__ __forceinline__ void v7_unit(int k, int positions, int S, int C, int* kt, int* slice) {
+  if (C) {
+    const int ctas = positions / 2, b = k % ctas;
+    *kt = b / C, *slice = 2 * (b % C) + k / ctas;
+  } else {
+    const int T = positions / S;
+    *kt = k % T, *slice = k / T;
+  }
+}
+
+/* The K split's sum: d0 / d1 = slices 0 .. S - 1 added in order from zero (the same bits
+ * whichever slice's unit runs it), value i of slice r being load(r, i) (i < BT / 2: d0[i], then
+ * d1[i - BT / 2]). A slice is V values per thread; the loads of U slices (C values each at a time,
+ * U x C = 64 registers up to 16 values a slice, else 32; 128 spilled) are in flight at once: one
+ * round trip per U slices (session 25: through L2 1.0-1.1 us less than one per slice at S = 13). */
+template <int BT, int BW, class Load>
+__device__ __forceinline__ void v7_sum_slices(float (&d0)[BT / 2], float (&d1)[BT / 2], int S,
+                                              Load load) {
+  constexpr int V = BT * BW / 128, C = V < 32 ? V : 32, U = (V <= 16 ? 64 : 32) / C;
+#pragma unroll
+  for (int i = 0; i < BT / 2; i++)
+    d0[i] = d1[i] = 0.0f;
+  for (int r0 = 0; r0 < S; r0 += U) {
+#pragma unroll
+    for (int c = 0; c < V; c += C) {
+      float x[U][C];
+#pragma unroll
+      for (int u = 0; u < U; u++)
+        if (r0 + u < S) {
+#pragma unroll
+          for (int j = 0; j < C; j++)
+            x[u][j] = load(r0 + u, c + j);
+        }
+#pragma unroll
+      for (int u = 0; u < U; u++)
+        if (r0 + u < S) {
+#pragma unroll
+          for (int j = 0; j < C; j++)
+            (c + j < BT / 2 ? d0[c + j] : d1[c + j - BT / 2]) += x[u][j];
+        }
+    }
+  }
+}
+
 /* Store one m64 x BT accumulator block of a consumer warpgroup: v[4i + 2h + j] holds weight row
  * (= output column) col_base + 16 warp + lane/4 + 8h and token (= output row) 8i + 2(lane%4) + j.
  * Lanes g = lane/4 and g ^ 1 (lane ^ 4) swap one value each so that every thread holds two
@@ -229,12 +277,17 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
   uint64_t* table_ready = empty + cfg::STREAMS * cfg::STAGES; /* count 32: warp 3 */
   uint64_t* split_ready = table_ready + 1; /* count 128: consumer 1's partial sums are written */
   int32_t* ksplit_last = (int32_t*)(split_ready + 1); /* [s]: K split, stream s's unit came last */
+  /* the K split in clusters: the leader's (rank 0) count of the tile's units whose sums are in
+   * their rings (count S) */
+  uint64_t* ksplit_bar = (uint64_t*)(ksplit_last + 2);
   int32_t* table = ksplit_last + 4;
 
   const int wg = threadIdx.x / 128;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
-  /* the split of K (xsg_params.ksplit; v7 only, DENSE): S slices per tile position */
+  /* the split of K (xsg_params.ksplit; v7 only, DENSE): S slices per tile position; in clusters
+   * of C = S / 2 CTAs (xsg_params.ksplit_cluster) or through the workspace */
   const int S = cfg::BT < 128 ? p.ksplit : 1;
+  const int C = S > 1 ? p.ksplit_cluster : 0;
   /* EPI (gemm_internal.h XSG_EPI_*): the epilogue fixed at compile time, or read from p.epi. */
   const int silu = EPI == XSG_EPI_ANY ? p.epi.act == XS_GEMM_ACT_SILU_MUL : xsg_epi_silu(EPI);
   /* CONTIG: the expert offsets in shared memory (binary search per tile, both roles). */
@@ -258,12 +311,17 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
     }
     xs_mbar_init(table_ready, 32);
     xs_mbar_init(split_ready, 128);
+    if (C) xs_mbar_init(ksplit_bar, (uint32_t)S);
     xs_fence_mbar_init();
     if (TRACE) trace[20] = xs_clock64();
   }
   if (threadIdx.x == 96) xsg_warm_params(p); /* warp 3: idle in the producer warpgroup */
   xsg_griddep_enter();                       /* PDL: the previous kernel is done from here on */
   __syncthreads();                           /* the barriers are initialized */
+  /* the K split in clusters: every CTA's barriers initialized before any remote arrival (each
+   * thread waits before its first remote access, or at the end) */
+  bool cluster_waited = false;
+  if (C) xs_cluster_arrive();
   if (TRACE && threadIdx.x == 0) trace[1] = xs_clock64();
   const int32_t* offsets = contig_table ? table : p.m_offsets;
   const int step = cfg::STREAMS * gridDim.x;
@@ -356,11 +414,11 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       /* NOTE: the consumer's items below, written separately: one item helper shared by both
        * loops left v9's traced producer (40 registers) with a 4-byte spill (session 8). */
       for (int k = k0; k < positions; k += step) {
-        if (S > 1) { /* the K split: slice k / T of tile position k % T */
-          const int T = positions / S;
-          int lo, hi;
-          xsg_splitk_range(k_blocks, S, k / T, &lo, &hi);
-          load_tile(k % T, lo, hi);
+        if (S > 1) { /* the K split: unit k's tile position and slice (v7_unit) */
+          int kt, slice, lo, hi;
+          v7_unit(k, positions, S, C, &kt, &slice);
+          xsg_splitk_range(k_blocks, S, slice, &lo, &hi);
+          load_tile(kt, lo, hi);
         } else { /* the split tile: stream 0's first half */
           load_tile(k, 0, k == split_k ? k_blocks / 2 : k_blocks);
         }
@@ -407,10 +465,9 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
        * then stores); 2 stream 1's half (it writes its sums for stream 0 and stores nothing) */
       const int part = k != split_k ? 0 : st == 0 ? 1 : 2;
       int kb_lo = part == 2 ? k_blocks / 2 : 0, kb_hi = part == 1 ? k_blocks / 2 : k_blocks;
-      int kt = k, slice = 0; /* the K split: tile position k % T, slice k / T */
+      int kt = k, slice = 0; /* the K split: unit k's tile position and slice (v7_unit) */
       if (S > 1) {
-        const int T = positions / S;
-        kt = k % T, slice = k / T;
+        v7_unit(k, positions, S, C, &kt, &slice);
         xsg_splitk_range(k_blocks, S, slice, &kb_lo, &kb_hi);
       }
       int tile_index;
@@ -469,7 +526,31 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         xs_mbar_arrive(split_ready); /* release: this thread's writes precede it */
         continue;
       }
-      if (S > 1) {
+      if (C) {
+        /* The K split in clusters (one unit per stream): this unit's sums into its stream's ring
+         * (free now: every slot is consumed); the warpgroup's thread 0 arrives on the leader's
+         * count (rank 0; release at cluster scope); the leader's stream 0 (slice 0) waits for all
+         * S (bounded), adds the slices in order from their CTAs' rings and runs the epilogue. The
+         * other CTAs stay until the leader has read them (the cluster meeting at the end). */
+        float* const own = (float*)(smem + st * cfg::STAGES * cfg::SLOT);
+#pragma unroll
+        for (int i = 0; i < BT / 2; i++) {
+          own[i * 128 + tid] = d0[i];
+          if (BW == 128) own[(BT / 2 + i) * 128 + tid] = d1[i];
+        }
+        xs_cluster_wait(); /* (the start's arrival: the leader's count is initialized) */
+        cluster_waited = true;
+        xs_named_bar_sync(1 + st, 128); /* the warpgroup's sums are written ... */
+        if (tid == 0) xs_mbar_arrive_cluster(xs_mapa_u32(ksplit_bar, 0)); /* ... and released */
+        if (TRACE && tid == 0) trace[32 + st] = trace[34 + st] = xs_clock64();
+        if (slice != 0) continue;
+        xsg_wait_timed<true>(ksplit_bar, 0); /* acquire: every slice's sums */
+        /* slice r: the ring of stream r % 2 of CTA rank r / 2 */
+        v7_sum_slices<BT, BW>(d0, d1, S, [&](int r, int i) {
+          return xs_ld_cluster_f32(xs_mapa_u32(smem + (r & 1) * cfg::STAGES * cfg::SLOT, r >> 1) +
+                                   4u * (uint32_t)(i * 128 + tid));
+        });
+      } else if (S > 1) {
         /* The K split: store this unit's sums (value i of thread tid at [i * 128 + tid]), count
          * the tile's slices; the last adds all S in slice order (the same bits whichever slice
          * comes last) and runs the epilogue, the others go on. No wait: nothing needs the units
@@ -499,36 +580,10 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         /* NOTE: no fence here: thread 0's acquire (the other slices' release) and the barrier
          * after it order the other slices' stores before these loads (causality order). */
         if (!ksplit_last[st]) continue;
-        /* The sum, this unit's own sums read back like the others' (the accumulators are free
-         * for it). A slice is V values per thread; the loads of U slices (C values each at a
-         * time, U x C = 64 registers up to 16 values a slice, else 32; 128 spilled) are in flight
-         * at once: one L2 round trip per U slices (session 25: 1.0-1.1 us less than one per slice
-         * at S = 13). */
-        constexpr int V = BT * BW / 128, C = V < 32 ? V : 32, U = (V <= 16 ? 64 : 32) / C;
-#pragma unroll
-        for (int i = 0; i < BT / 2; i++)
-          d0[i] = d1[i] = 0.0f;
-        for (int r0 = 0; r0 < S; r0 += U) {
-#pragma unroll
-          for (int c = 0; c < V; c += C) {
-            float x[U][C];
-#pragma unroll
-            for (int u = 0; u < U; u++)
-              if (r0 + u < S) {
-                const float* const src = sums + (int64_t)(r0 + u) * (BT * BW);
-#pragma unroll
-                for (int j = 0; j < C; j++)
-                  x[u][j] = __ldcg(&src[(c + j) * 128 + tid]);
-              }
-#pragma unroll
-            for (int u = 0; u < U; u++)
-              if (r0 + u < S) {
-#pragma unroll
-                for (int j = 0; j < C; j++) /* value i: d0[i], then d1[i - BT / 2] */
-                  (c + j < BT / 2 ? d0[c + j] : d1[c + j - BT / 2]) += x[u][j];
-              }
-          }
-        }
+        /* the sum: this unit's own sums read back like the others' */
+        v7_sum_slices<BT, BW>(d0, d1, S, [&](int r, int i) {
+          return __ldcg(&sums[(int64_t)r * (BT * BW) + i * 128 + tid]);
+        });
       }
       if (part == 1) {                   /* stream 0: add stream 1's sums (bounded wait) */
         xsg_wait_timed(split_ready, 0); /* acquire */
@@ -583,6 +638,10 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       trace[12 + st] = tr_tiles, trace[14 + st] = tr_kb, trace[16 + st] = tr_main;
     }
   }
+  if (C) { /* the K split in clusters: no CTA leaves before its leader has read its sums */
+    if (!cluster_waited) xs_cluster_wait();
+    xs_cluster_sync();
+  }
 }
 
 template <int BT, int BW, bool TRACE, int EPI>
@@ -596,8 +655,46 @@ static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  return xsg_launch(gemm_kernel_v7<BT, BW, TRACE, EPI>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
-                    *ma, *mb, *p);
+  if (!p->ksplit_cluster)
+    return xsg_launch(gemm_kernel_v7<BT, BW, TRACE, EPI>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
+                      *ma, *mb, *p);
+  /* the K split in clusters of C CTAs along x (one tile's S = 2 C units) */
+  if (ctas % p->ksplit_cluster) return cudaErrorInvalidValue;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)ctas);
+  c.blockDim = dim3((unsigned)cfg::THREADS);
+  c.dynamicSmemBytes = (size_t)cfg::SMEM;
+  c.stream = stream;
+  cudaLaunchAttribute at[2];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = (unsigned)p->ksplit_cluster;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at[1].val.programmaticStreamSerializationAllowed = 1;
+  c.attrs = at;
+  c.numAttrs = p->pdl ? 2 : 1;
+  return cudaLaunchKernelEx(&c, gemm_kernel_v7<BT, BW, TRACE, EPI>, *ma, *mb, *p);
+}
+
+/* Clusters of C CTAs of v7 (BT, BW) that fit on the GPU at once. */
+template <int BT, int BW> static cudaError_t max_clusters(int C, int* n) {
+  using cfg = v7_cfg<BT, BW>;
+  auto* k = gemm_kernel_v7<BT, BW, false, XSG_EPI_LOCAL>;
+  cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
+  if (e != cudaSuccess) return e;
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)C);
+  c.blockDim = dim3((unsigned)cfg::THREADS);
+  c.dynamicSmemBytes = (size_t)cfg::SMEM;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = (unsigned)C;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  c.attrs = at;
+  c.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(n, k, &c);
 }
 
 template <int BT, int BW>
@@ -611,6 +708,18 @@ static cudaError_t launch(const xsg_params* p, const CUtensorMap* ma, const CUte
 }
 
 } // namespace
+
+cudaError_t xsg_v7_max_clusters(int tile_m, int bw, int C, int* n) {
+  *n = 0;
+  if (C < 2 || C > 8) return cudaSuccess;
+  if (bw == 64)
+    return tile_m == 16   ? max_clusters<16, 64>(C, n)
+           : tile_m == 32 ? max_clusters<32, 64>(C, n)
+                          : max_clusters<64, 64>(C, n);
+  return tile_m == 16   ? max_clusters<16, 128>(C, n)
+         : tile_m == 32 ? max_clusters<32, 128>(C, n)
+                        : max_clusters<64, 128>(C, n);
+}
 
 cudaError_t xsg_launch_v7(const xsg_params* p, const CUtensorMap* map_a, const CUtensorMap* map_b,
                           int ctas, cudaStream_t stream) {
