@@ -67,7 +67,9 @@ typedef enum xs_gemm_version {
                      step's narrow GEMM; xs_gemm_tiling.splits): each unit stores its fp32
                      sums in the workspace, and the last of a tile's S units (a counter) adds
                      them in slice order (the same bits every run) and runs the epilogue; no
-                     unit waits for another, so any S fits any grid */
+                     unit waits for another, so any S fits any grid. Where no workspace can be
+                     had (a capture), a tile's units run as one cluster of S / 2 CTAs and meet
+                     in shared memory (an even S whose clusters fit at once) */
   XS_GEMM_V8 = 8, /* Hopper: v3's 128x256 tile on clusters of two CTAs computing vertically
                      adjacent tiles (m-blocks 2j, 2j + 1 of one group) that share the B tile
                      through TMA multicast. Explicit only (AUTO does not pick it). Not with
@@ -282,16 +284,18 @@ typedef struct xs_gemm_args {
    * says; v14 and v7: their plans), 1 no split, S >= 2 that many slices of K per tile (v7 and v14
    * only: AUTO with S >= 2 runs v7 at DENSE M <= 32, else v14; at most 16; v14: S x tiles at most
    * the SMs or max_ctas, XS_ERR_INVALID_ARG otherwise; v7: at most one slice per k-block, S is
-   * clamped to K / 64 rounded up, and a tile list of at most 1024). workspace: device memory for the partial sums and the per-tile counters, at
-   * least xs_gemm_workspace_size() bytes, 256-byte aligned, ZEROED before its first use (each
-   * launch leaves its counters zero again); one workspace serves one stream's launches at a
-   * time. NULL: the library's own, one per device and stream, allocated (and zeroed) at the
-   * first split launch on that stream that is not being captured in a graph (a capture with
-   * none yet runs its S as clusters where they fit, else the most S <= 8 that does, else runs
-   * without a split). A graph captured with a workspace uses it when replayed: do not replay it
-   * concurrently with other split launches on the same workspace. Splits of 128x128 / 128x64
-   * tiles with S <= 4 whose clusters fit at once need no workspace (the S CTAs of a tile
-   * exchange their sums in distributed shared memory; xs_gemm_workspace_size says 0). */
+   * clamped to K / 64 rounded up, and a tile list of at most 1024). workspace: device memory for
+   * the partial sums and the per-tile counters, at least xs_gemm_workspace_size() bytes, 256-byte
+   * aligned, ZEROED before its first use (each launch leaves its counters zero again); one
+   * workspace serves one stream's launches at a time. NULL: the library's own, one per device and
+   * stream, allocated (and zeroed) at the first split launch on that stream that is not being
+   * captured in a graph (a capture with none yet runs its S as clusters where they fit, else the
+   * most S <= 8 that does, else runs without a split; v7: the most even S <= its plan's whose
+   * clusters of S / 2 fit, an explicit S only if even and fitting). A graph captured with a
+   * workspace uses it when replayed: do not replay it concurrently with other split launches on the
+   * same workspace. Splits of 128x128 / 128x64 tiles with S <= 4 whose clusters fit at once need no
+   * workspace (the S CTAs of a tile exchange their sums in distributed shared memory;
+   * xs_gemm_workspace_size says 0). */
   int split_k;
   void* workspace;
   size_t workspace_bytes;
