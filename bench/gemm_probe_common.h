@@ -183,6 +183,21 @@ static inline void probe_cublas_batched(cublasHandle_t h, const __nv_bfloat16* A
   }
 }
 
+/* cuBLAS dense: Cb (T x N) = A (T x K) . B (N x K)^T (cublasGemmEx, as `xstage bench gemm`; the
+ * strided-batched call with one batch cost 11-18 us of host time per launch, session 25). */
+static inline void probe_cublas_dense(cublasHandle_t h, const __nv_bfloat16* A,
+                                      const __nv_bfloat16* B, __nv_bfloat16* Cb, int T, int N,
+                                      int K) {
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t s =
+      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, B, CUDA_R_16BF, K, A, CUDA_R_16BF, K,
+                   &zero, Cb, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, PROBE_NAME ": cublasGemmEx: status %d\n", (int)s);
+    exit(1);
+  }
+}
+
 /* Poison C, run `fn`, compare its rows x n_out output with cuBLAS's rows x N (hb, host copy;
  * with SiLU*mul the reference is silu(gate) * up of its two halves). Prints the relative
  * Frobenius error; returns 0 when it is finite everywhere and below 2e-2. */

@@ -3,7 +3,7 @@
  *   bench_gemm_probe_v7 --experts E --tokens T --N N --K K [--silu] [--rounds R] [--graph]
  *                       [--hints] [--rotate W] [--idle-us U] [--dirty-mb M] [--dense]
  *
- * --dense (session 25): one dense T x N x K problem (E must be 1) against cuBLAS's GEMM, with
+ * --dense (session 25): one dense T x N x K problem (E must be 1) against cublasGemmEx, with
  * v7's split of K: the library's S, no split, S = 8 and 16; the trace adds the slices' hand-off.
  * Balanced MASKED counts (T tokens for each of E experts), weights B[E, N, K], activations
  * [E, T, K]. Rows, timed in interleaved rounds (median ms per launch over back-to-back launches;
@@ -76,7 +76,10 @@ int main(int argc, char** argv) {
   /* --rotate: launch i of a row reads weight copy i % W */
   const std::vector<__nv_bfloat16*> Bs = probe_weight_copies(B, (size_t)E * N * K, rotate);
   auto cublas = [&, n = 0]() mutable {
-    probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
+    if (dense) /* (--dense: cublasGemmEx, as xstage bench gemm) */
+      probe_cublas_dense(h, A, Bs[n++ % rotate], Cb, T, N, K);
+    else
+      probe_cublas_batched(h, A, Bs[n++ % rotate], Cb, E, T, N, K);
   };
   xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
   a.layout = dense ? XS_GEMM_DENSE : XS_GEMM_GROUPED_MASKED;

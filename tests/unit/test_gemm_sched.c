@@ -963,14 +963,14 @@ static void test_splitk(void) {
         }
 }
 
-/* v7's split of K: S fills the 2 x sms streams, at most XSG_V7_KSPLIT_MAX and 256 / bt, at least
- * XSG_V7_KSPLIT_MIN_KB k-blocks a slice, none below XSG_V7_KSPLIT_MIN_S; the caller's S
+/* v7's split of K: S fills the 2 x sms streams, at most XSG_V7_KSPLIT_PLAN_MAX and 256 / bt, at
+ * least XSG_V7_KSPLIT_MIN_KB k-blocks a slice, none below XSG_V7_KSPLIT_MIN_S; the caller's S
  * clamped to the k-blocks; the workspace's size. */
 static void test_v7_ksplit(void) {
-  XT_EQ_INT(xsg_v7_ksplit(20, 128, 16, 132, 0), 13); /* decode QKV 1280 wide, 64-row tiles */
-  XT_EQ_INT(xsg_v7_ksplit(20, 128, 32, 132, 0), 8);  /* 32 tokens: 256 / 32 */
-  XT_EQ_INT(xsg_v7_ksplit(20, 128, 64, 132, 0), 4);
-  XT_EQ_INT(xsg_v7_ksplit(10, 128, 16, 132, 0), 16); /* 128-row tiles: capped */
+  XT_EQ_INT(xsg_v7_ksplit(20, 128, 16, 132, 0), 8); /* decode QKV 1280 wide: 13, capped */
+  XT_EQ_INT(xsg_v7_ksplit(20, 128, 32, 132, 0), 8); /* 32 tokens */
+  XT_EQ_INT(xsg_v7_ksplit(20, 128, 64, 132, 0), 4); /* 64 tokens: 256 / 64 */
+  XT_EQ_INT(xsg_v7_ksplit(40, 128, 16, 132, 0), 6);
   XT_EQ_INT(xsg_v7_ksplit(112, 128, 16, 132, 0), 1); /* 7168 wide: S = 2 < 4 */
   XT_EQ_INT(xsg_v7_ksplit(66, 128, 16, 132, 0), 4);
   XT_EQ_INT(xsg_v7_ksplit(67, 128, 16, 132, 0), 1);
@@ -985,13 +985,14 @@ static void test_v7_ksplit(void) {
       for (int bt = 16; bt <= 64; bt *= 2) {
         const int S = xsg_v7_ksplit(tiles, kb, bt, 132, 0);
         XT_CHECK_MSG(S == 1 ||
-                         (S >= XSG_V7_KSPLIT_MIN_S && S <= XSG_V7_KSPLIT_MAX && S <= 256 / bt &&
-                          tiles * S <= 264 && kb / S >= XSG_V7_KSPLIT_MIN_KB),
+                         (S >= XSG_V7_KSPLIT_MIN_S && S <= XSG_V7_KSPLIT_PLAN_MAX &&
+                          S <= 256 / bt && tiles * S <= 264 && kb / S >= XSG_V7_KSPLIT_MIN_KB),
                      "tiles %d kb %d bt %d: S %d", tiles, kb, bt, S);
       }
   XT_EQ_INT((long long)xsg_v7_ksplit_bytes(20, 1, 16, 64), 0);
   XT_EQ_INT((long long)xsg_v7_ksplit_bytes(20, 13, 16, 64),
             (long long)XSG_SPLITK_COUNTER_BYTES + 20ll * 13 * 16 * 64 * 4);
+  XT_CHECK(XSG_V7_KSPLIT_PLAN_MAX <= XSG_V7_KSPLIT_MAX);
 }
 
 int main(void) {

@@ -587,15 +587,20 @@ XSG_HD int64_t xsg_splitk_workspace_bytes(int positions, int S) {
  * tokens): each of a tile's S slices stores them in the workspace and the last to arrive (a
  * per-tile counter) adds all S in slice order and runs the epilogue; nobody waits, so the units
  * need not be resident at once. The plan (want < 2): S = 2 sms / tiles (the 2 x sms tile
- * streams), at most XSG_V7_KSPLIT_MAX, at most 256 / bt (the last slice reads S x bt x 64 fp32
+ * streams), at most XSG_V7_KSPLIT_PLAN_MAX, at most 256 / bt (the last slice reads S x bt x 64 fp32
  * per 64 B rows), at least XSG_V7_KSPLIT_MIN_KB k-blocks per slice (the slices:
  * xsg_splitk_range), and no split below XSG_V7_KSPLIT_MIN_S. Measured on the H200 (session 25,
  * call A, `xstage bench gemm`, against cuBLAS): M x 1280 x 8192 (20 tiles of 64 B rows) at M = 1
  * / 16 S = 13 0.74 / 0.71 and S = 8 0.76 / 0.69 (unsplit 0.25 / 0.23, v14 0.65 / 0.59), M = 32
  * S = 8 0.64 (13: 0.61); 112-128 tiles at S = 2: 16 x 7168 x 8192 level (0.995 against 0.980),
- * 16 x 8192 x 3584 0.88 against 0.96, 64 x 8192 x 1024 0.60 against 0.75. want >= 2: the
+ * 16 x 8192 x 3584 0.88 against 0.96, 64 x 8192 x 1024 0.60 against 0.75. At most 8: with the
+ * weights rotated over 4 copies (none of a launch's own in L2, as in a model's forward pass; calls
+ * M, N, bench_gemm_probe_v7 --dense --rotate 4) S = 8 ran 11.5-11.7 us at 1 and 16 tokens where
+ * S = 13 ran 12.2-12.4 (re-reading the same weights, S = 13 was level at 1 token and 0.3-0.6 us
+ * faster at 16). want >= 2: the
  * caller's S, at most one slice per k-block (a slice must multiply something). */
 #define XSG_V7_KSPLIT_MAX 16 /* = XSG_SPLITK_MAX, the most a caller may ask */
+#define XSG_V7_KSPLIT_PLAN_MAX 8
 #define XSG_V7_KSPLIT_MIN_KB 4
 #define XSG_V7_KSPLIT_MIN_S 4
 XSG_HD int xsg_v7_ksplit(int tiles, int k_blocks, int bt, int sms, int want) {
@@ -603,7 +608,7 @@ XSG_HD int xsg_v7_ksplit(int tiles, int k_blocks, int bt, int sms, int want) {
   int S = want;
   if (want < 2) {
     S = 2 * sms / tiles;
-    if (S > XSG_V7_KSPLIT_MAX) S = XSG_V7_KSPLIT_MAX;
+    if (S > XSG_V7_KSPLIT_PLAN_MAX) S = XSG_V7_KSPLIT_PLAN_MAX;
     if (S > 256 / bt) S = 256 / bt;
     if (S > k_blocks / XSG_V7_KSPLIT_MIN_KB) S = k_blocks / XSG_V7_KSPLIT_MIN_KB;
     if (S < XSG_V7_KSPLIT_MIN_S) S = 1;
