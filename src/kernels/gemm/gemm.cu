@@ -543,6 +543,20 @@ xs_result library_workspace(void** out, cudaStream_t stream, size_t need, int sm
   return XS_OK;
 }
 
+/* A split's workspace of `need` bytes: the caller's (refused when smaller) or, without one, the
+ * library's for the stream (NULL while it is being captured). `version` names the caller. */
+xs_result split_workspace(void** ws, const xs_gemm_args* a, cudaStream_t s, size_t need, int sms,
+                          int version) {
+  size_t have = 0;
+  *ws = args_workspace(a, &have);
+  if (!*ws) return library_workspace(ws, s, need, sms);
+  if (have < need)
+    return xsi_set_error(XS_ERR_INVALID_ARG,
+                         "gemm v%d: workspace_bytes %zu < %zu (xs_gemm_workspace_size)", version,
+                         have, need);
+  return XS_OK;
+}
+
 /* v7's split of K at launch (xsg_params.ksplit): positions = tiles x S, the workspace's
  * counters and sums (the caller's, or the library's for the stream); where none can be had (the
  * stream is being captured) in clusters of C CTAs where they fit (S = 2 C: the caller's S if even,
@@ -567,24 +581,17 @@ xs_result v7_split_launch(xsg_params* p, xs_gemm_tiling* t, const xs_gemm_args* 
           "gemm v7: split_k %d of a list of %d tiles: the split counts at most %d", S, p->positions,
           XSG_SPLITK_MAX_POSITIONS);
   const size_t need = (size_t)xsg_v7_ksplit_bytes(p->positions, S, t->tile_m, bw);
+  device_info dev;
+  XSI_CHECK(query_device(&dev));
+  const size_t lib = (size_t)XSG_SPLITK_COUNTER_BYTES + (size_t)dev.sms * XSG_SPLITK_TILE_BYTES;
   size_t have = 0;
-  void* ws = args_workspace(a, &have);
-  if (ws) {
-    if (have < need)
-      return xsi_set_error(XS_ERR_INVALID_ARG,
-                           "gemm v7: workspace_bytes %zu < %zu (xs_gemm_workspace_size)", have,
-                           need);
-  } else {
-    device_info dev;
-    XSI_CHECK(query_device(&dev));
-    const size_t lib = (size_t)XSG_SPLITK_COUNTER_BYTES + (size_t)dev.sms * XSG_SPLITK_TILE_BYTES;
-    if (need > lib && args_split_k(a) >= 2)
-      return xsi_set_error(XS_ERR_UNSUPPORTED,
-                           "gemm v7: split_k %d needs a workspace of %zu bytes, more than the "
-                           "library's %zu: give one (xs_gemm_args.workspace)",
-                           S, need, lib);
-    XSI_CHECK(library_workspace(&ws, (cudaStream_t)stream, need, dev.sms));
-  }
+  if (!args_workspace(a, &have) && need > lib && args_split_k(a) >= 2)
+    return xsi_set_error(XS_ERR_UNSUPPORTED,
+                         "gemm v7: split_k %d needs a workspace of %zu bytes, more than the "
+                         "library's %zu: give one (xs_gemm_args.workspace)",
+                         S, need, lib);
+  void* ws = NULL;
+  XSI_CHECK(split_workspace(&ws, a, (cudaStream_t)stream, need, dev.sms, 7));
   if (!ws) { /* (being captured) clusters: the caller's S if it fits, else the most that does */
     const int explicit_s = args_split_k(a) >= 2;
     if (clusters(v7_cluster(t->tile_m, bw, S, p->positions, explicit_s))) return XS_OK;
@@ -858,28 +865,20 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     sk.cluster = splitk_cluster_preferred(bn, sk.splits, p.positions);
     if (sk.splits > 1 && !sk.cluster) {
       const size_t need = (size_t)xsg_splitk_workspace_bytes(p.positions, sk.splits);
-      size_t have = 0;
-      void* ws = args_workspace(a, &have);
-      if (ws) {
-        if (have < need)
-          return xsi_set_error(XS_ERR_INVALID_ARG,
-                               "gemm v14: workspace_bytes %zu < %zu (xs_gemm_workspace_size)", have,
-                               need);
-      } else {
-        XSI_CHECK(library_workspace(&ws, s, need, dev.sms));
-        if (!ws && explicit_s && !splitk_cluster(bn, sk.splits, p.positions))
-          return xsi_set_error(XS_ERR_UNSUPPORTED,
-                               "gemm v14: split_k %d needs a workspace: none is given and the "
-                               "library makes none while the stream is being captured",
-                               sk.splits);
-        if (!ws) { /* (being captured) the same S as clusters where they fit; else AUTO's split
-                    * shrinks to the most S that does */
-          int S = sk.splits < 8 ? sk.splits : 8;
-          while (S >= 2 && !splitk_cluster(bn, S, p.positions))
-            S--;
-          sk.splits = S >= 2 ? S : 1;
-          sk.cluster = S >= 2;
-        }
+      void* ws = NULL;
+      XSI_CHECK(split_workspace(&ws, a, s, need, dev.sms, 14));
+      if (!ws && explicit_s && !splitk_cluster(bn, sk.splits, p.positions))
+        return xsi_set_error(XS_ERR_UNSUPPORTED,
+                             "gemm v14: split_k %d needs a workspace: none is given and the "
+                             "library makes none while the stream is being captured",
+                             sk.splits);
+      if (!ws) { /* (being captured) the same S as clusters where they fit; else AUTO's split
+                  * shrinks to the most S that does */
+        int S = sk.splits < 8 ? sk.splits : 8;
+        while (S >= 2 && !splitk_cluster(bn, S, p.positions))
+          S--;
+        sk.splits = S >= 2 ? S : 1;
+        sk.cluster = S >= 2;
       }
       if (sk.splits > 1 && !sk.cluster) {
         sk.counters = (uint32_t*)ws;

@@ -258,23 +258,60 @@ static __device__ __noinline__ void xsg_wait_ready(const xsg_params& p, int expe
   xs_fence_proxy_async_global();
 }
 
-/* Launch a Hopper kernel (v2-v13) with `ctas` CTAs of `threads`, `smem` bytes of dynamic shared
- * memory, on `stream`; with p.pdl, as a programmatic dependent launch (the kernel calls
- * griddepcontrol.wait before its first global access: hopper_common.cuh xsg_griddep_enter). */
+/* Launch a Hopper kernel (v2-v14) with `ctas` CTAs of `threads`, `smem` bytes of dynamic shared
+ * memory, on `stream`, in clusters of `cluster` CTAs along x (0: none); with p.pdl, as a
+ * programmatic dependent launch (the kernel calls griddepcontrol.wait before its first global
+ * access: hopper_common.cuh xsg_griddep_enter). xsg_launch: without clusters. */
 template <class... Params, class... Args>
-static cudaError_t xsg_launch(void (*kernel)(Params...), const xsg_params& p, int ctas, int threads,
-                              int smem, cudaStream_t stream, Args&&... args) {
+static cudaError_t xsg_launch_cluster(void (*kernel)(Params...), const xsg_params& p, int ctas,
+                                      int cluster, int threads, int smem, cudaStream_t stream,
+                                      Args&&... args) {
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3((unsigned)ctas);
   c.blockDim = dim3((unsigned)threads);
   c.dynamicSmemBytes = (size_t)smem;
   c.stream = stream;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute at[2];
+  int n = 0;
+  if (cluster) {
+    at[n].id = cudaLaunchAttributeClusterDimension;
+    at[n].val.clusterDim.x = (unsigned)cluster;
+    at[n].val.clusterDim.y = 1;
+    at[n++].val.clusterDim.z = 1;
+  }
+  if (p.pdl) {
+    at[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    at[n++].val.programmaticStreamSerializationAllowed = 1;
+  }
   c.attrs = at;
-  c.numAttrs = p.pdl ? 1 : 0;
+  c.numAttrs = (unsigned)n;
   return cudaLaunchKernelEx(&c, kernel, static_cast<Args&&>(args)...);
+}
+
+template <class... Params, class... Args>
+static cudaError_t xsg_launch(void (*kernel)(Params...), const xsg_params& p, int ctas, int threads,
+                              int smem, cudaStream_t stream, Args&&... args) {
+  return xsg_launch_cluster(kernel, p, ctas, 0, threads, smem, stream,
+                            static_cast<Args&&>(args)...);
+}
+
+/* How many clusters of `cluster` CTAs of `kernel` (threads, smem bytes of dynamic shared memory,
+ * already allowed on the kernel) fit on the GPU at once. */
+template <class... Params>
+static cudaError_t xsg_max_clusters(void (*kernel)(Params...), int cluster, int threads, int smem,
+                                    int* n) {
+  cudaLaunchConfig_t c = {};
+  c.gridDim = dim3((unsigned)cluster);
+  c.blockDim = dim3((unsigned)threads);
+  c.dynamicSmemBytes = (size_t)smem;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = (unsigned)cluster;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  c.attrs = at;
+  c.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(n, kernel, &c);
 }
 #endif
 

@@ -412,26 +412,11 @@ static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, cons
   using cfg = sk_cfg<BN>;
   const cudaError_t e = set_smem<BN>();
   if (e != cudaSuccess) return e;
-  if (!sk->cluster)
-    return xsg_launch(gemm_kernel_splitk<BN>, *p, ctas, cfg::THREADS, cfg::SMEM, stream, *ma, *mb,
-                      *p, *sk);
   /* clusters of S along x: CTAs u = pos * S + slice, so a cluster is one tile's slices */
-  if (sk->splits < 2 || sk->splits > 8 || ctas % sk->splits) return cudaErrorInvalidValue;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3((unsigned)ctas);
-  c.blockDim = dim3((unsigned)cfg::THREADS);
-  c.dynamicSmemBytes = (size_t)cfg::SMEM;
-  c.stream = stream;
-  cudaLaunchAttribute at[2];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = (unsigned)sk->splits;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[1].val.programmaticStreamSerializationAllowed = 1;
-  c.attrs = at;
-  c.numAttrs = p->pdl ? 2 : 1;
-  return cudaLaunchKernelEx(&c, gemm_kernel_splitk<BN>, *ma, *mb, *p, *sk);
+  if (sk->cluster && (sk->splits < 2 || sk->splits > 8 || ctas % sk->splits))
+    return cudaErrorInvalidValue;
+  return xsg_launch_cluster(gemm_kernel_splitk<BN>, *p, ctas, sk->cluster ? sk->splits : 0,
+                            cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p, *sk);
 }
 
 cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
@@ -445,18 +430,7 @@ cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
 template <int BN> static cudaError_t max_clusters(int S, int* n) {
   cudaError_t e = set_smem<BN>();
   if (e != cudaSuccess) return e;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3((unsigned)S);
-  c.blockDim = dim3((unsigned)sk_cfg<BN>::THREADS);
-  c.dynamicSmemBytes = (size_t)sk_cfg<BN>::SMEM;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = (unsigned)S;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  c.attrs = at;
-  c.numAttrs = 1;
-  return cudaOccupancyMaxActiveClusters(n, gemm_kernel_splitk<BN>, &c);
+  return xsg_max_clusters(gemm_kernel_splitk<BN>, S, sk_cfg<BN>::THREADS, sk_cfg<BN>::SMEM, n);
 }
 
 cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n) {

@@ -655,26 +655,10 @@ static cudaError_t launch_mode(const xsg_params* p, const CUtensorMap* ma, const
     if (e != cudaSuccess) return e;
     attr_done = 1;
   }
-  if (!p->ksplit_cluster)
-    return xsg_launch(gemm_kernel_v7<BT, BW, TRACE, EPI>, *p, ctas, cfg::THREADS, cfg::SMEM, stream,
-                      *ma, *mb, *p);
-  /* the K split in clusters of C CTAs along x (one tile's S = 2 C units) */
-  if (ctas % p->ksplit_cluster) return cudaErrorInvalidValue;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3((unsigned)ctas);
-  c.blockDim = dim3((unsigned)cfg::THREADS);
-  c.dynamicSmemBytes = (size_t)cfg::SMEM;
-  c.stream = stream;
-  cudaLaunchAttribute at[2];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = (unsigned)p->ksplit_cluster;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  at[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  at[1].val.programmaticStreamSerializationAllowed = 1;
-  c.attrs = at;
-  c.numAttrs = p->pdl ? 2 : 1;
-  return cudaLaunchKernelEx(&c, gemm_kernel_v7<BT, BW, TRACE, EPI>, *ma, *mb, *p);
+  /* the K split in clusters: C CTAs along x (one tile's S = 2 C units); 0: none */
+  if (p->ksplit_cluster && ctas % p->ksplit_cluster) return cudaErrorInvalidValue;
+  return xsg_launch_cluster(gemm_kernel_v7<BT, BW, TRACE, EPI>, *p, ctas, p->ksplit_cluster,
+                            cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p);
 }
 
 /* Clusters of C CTAs of v7 (BT, BW) that fit on the GPU at once. */
@@ -683,18 +667,7 @@ template <int BT, int BW> static cudaError_t max_clusters(int C, int* n) {
   auto* k = gemm_kernel_v7<BT, BW, false, XSG_EPI_LOCAL>;
   cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM);
   if (e != cudaSuccess) return e;
-  cudaLaunchConfig_t c = {};
-  c.gridDim = dim3((unsigned)C);
-  c.blockDim = dim3((unsigned)cfg::THREADS);
-  c.dynamicSmemBytes = (size_t)cfg::SMEM;
-  cudaLaunchAttribute at[1];
-  at[0].id = cudaLaunchAttributeClusterDimension;
-  at[0].val.clusterDim.x = (unsigned)C;
-  at[0].val.clusterDim.y = 1;
-  at[0].val.clusterDim.z = 1;
-  c.attrs = at;
-  c.numAttrs = 1;
-  return cudaOccupancyMaxActiveClusters(n, k, &c);
+  return xsg_max_clusters(k, C, cfg::THREADS, cfg::SMEM, n);
 }
 
 template <int BT, int BW>
