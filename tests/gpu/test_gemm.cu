@@ -915,6 +915,24 @@ static void test_v11_v13_epilogues(void) {
   }
 }
 
+/* Run `a` twice, into C1 and C2 (n elements each, poisoned first), and read both back into h1 and
+ * h2: whether the two runs gave the same bits. */
+static int same_bits_twice(xs_gemm_args* a, void* C1, void* C2, uint16_t* h1, uint16_t* h2,
+                           size_t n) {
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  CK(cudaMemset(C1, 0xff, n * 2));
+  CK(cudaMemset(C2, 0xff, n * 2));
+  a->C = C1;
+  XT_EQ_INT(xs_gemm_run(a, e, sc, NULL), XS_OK);
+  a->C = C2;
+  XT_EQ_INT(xs_gemm_run(a, e, sc, NULL), XS_OK);
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+  return memcmp(h1, h2, n * 2) == 0;
+}
+
 /* v14, split-K: explicit splits on shapes whose slices differ by a k-block, with a slice of no
  * k-blocks (S > k-blocks), SiLU*mul, the map store, tile flags (raised once per tile, by the
  * last of its S CTAs), a reversed tile list, raster N, the caller's workspace; a split whose
@@ -1011,16 +1029,8 @@ static void test_splitk(void) {
     for (int global = 0; global < 2;
          global++) { /* clusters wherever they fit, then the workspace */
       xsg_probe.splitk_global = global ? 1 : 2;
-      CK(cudaMemset(C1, 0xff, n * 2));
-      CK(cudaMemset(C2, 0xff, n * 2));
-      a.C = C1;
-      XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-      a.C = C2;
-      XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-      CK(cudaDeviceSynchronize());
-      CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
-      XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v14 split %d (%s): two runs differ", a.split_k,
+      XT_CHECK_MSG(same_bits_twice(&a, C1, C2, h1, h2, n), "v14 split %d (%s): two runs differ",
+                   a.split_k,
                    global ? "workspace"
                    : fits ? "clusters"
                           : "workspace, clusters do not fit");
@@ -1220,21 +1230,12 @@ static void test_v7_ksplit(void) {
   uint16_t* h0 = (uint16_t*)malloc(n * 2);
   for (int form = 1; form >= 0; form--) {
     xsg_probe.v7_kcluster = form ? 1 : 2;
-    CK(cudaMemset(C1, 0xff, n * 2));
-    CK(cudaMemset(C2, 0xff, n * 2));
-    a.C = C1;
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-    a.C = C2;
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, NULL), XS_OK);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(h1, C1, n * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(h2, C2, n * 2, cudaMemcpyDeviceToHost));
+    const int same = same_bits_twice(&a, C1, C2, h1, h2, n);
     XT_EQ_INT(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE), XS_OK);
     const int cl = xsg_v7_uses_clusters(t.tile_m, t.tile_n, t.splits, t.count);
     XT_CHECK_MSG(form == 1 ? !cl : cl == 4, "v7 split 8 of %d tiles: clusters of %d (form %d)",
                  t.count, cl, form);
-    XT_CHECK_MSG(memcmp(h1, h2, n * 2) == 0, "v7 split (%s): two runs differ",
-                 form ? "workspace" : "clusters");
+    XT_CHECK_MSG(same, "v7 split (%s): two runs differ", form ? "workspace" : "clusters");
     if (!form) XT_CHECK_MSG(memcmp(h0, h2, n * 2) == 0, "v7 split: clusters != workspace");
     memcpy(h0, h2, n * 2);
   }
@@ -1255,6 +1256,87 @@ static void test_v7_ksplit(void) {
     cudaFree(bufs[i]);
 }
 
+/* A dense M x N x K problem with random A and B, C, its fp32 reference and row states (all rows
+ * checked): the split graph tests' data. */
+typedef struct graph_problem {
+  int M, N, K;
+  void *A, *B, *C;
+  float* ref;
+  uint8_t* state;
+  xs_gemm_args a; /* AUTO on it */
+} graph_problem;
+
+static graph_problem graph_problem_make(int M, int N, int K, uint64_t seed) {
+  graph_problem g;
+  g.M = M, g.N = N, g.K = K;
+  g.A = dalloc((size_t)M * K * 2), g.B = dalloc((size_t)N * K * 2), g.C = dalloc((size_t)M * N * 2);
+  g.ref = (float*)dalloc((size_t)M * N * 4);
+  g.state = (uint8_t*)dalloc(M);
+  CK(cudaMemset(g.state, XSG_ROW_CHECK, M));
+  XT_CHECK(xsg_fill_random(g.A, (int64_t)M * K, seed, 1.0f) == XS_OK);
+  XT_CHECK(xsg_fill_random(g.B, (int64_t)N * K, seed + 1, 1.0f) == XS_OK);
+  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
+  a.M = M, a.N = N, a.K = K, a.A = g.A, a.B = g.B, a.C = g.C;
+  g.a = a;
+  XT_CHECK(xsg_reference(g.ref, NULL, &g.a, 0, NULL, NULL, g_blas) == XS_OK);
+  return g;
+}
+
+static void graph_problem_free(graph_problem* g) {
+  void* bufs[] = {g->A, g->B, g->C, g->ref, g->state};
+  for (int i = 0; i < 5; i++)
+    cudaFree(bufs[i]);
+}
+
+/* One capture of a split: on a new stream (warm: after one launch of AUTO outside the capture,
+ * which makes the stream's library workspace), capture AUTO's launch and then the explicit
+ * split_k = 3, which must return ex_want; the captured AUTO launch (the graph's root) must have
+ * `grid` CTAs; three replays with C poisoned first must be correct. */
+static void graph_capture_case(graph_problem* gp, int warm, xs_result ex_want, int grid,
+                               const char* what) {
+  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  if (warm) {
+    XT_EQ_INT(xs_gemm_run(&gp->a, e, sc, st), XS_OK);
+    CK(cudaStreamSynchronize(st));
+  }
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  XT_EQ_INT(xs_gemm_run(&gp->a, e, sc, st), XS_OK);
+  xs_gemm_args ex = gp->a;
+  ex.split_k = 3;
+  XT_EQ_INT(xs_gemm_run(&ex, e, sc, st), ex_want);
+  CK(cudaStreamEndCapture(st, &g));
+  {
+    cudaGraphNode_t root[2];
+    size_t nroot = 2;
+    CK(cudaGraphGetRootNodes(g, root, &nroot));
+    cudaKernelNodeParams kp;
+    XT_EQ_INT((int)nroot, 1);
+    CK(cudaGraphKernelNodeGetParams(root[0], &kp));
+    XT_CHECK_MSG((int)kp.gridDim.x == grid, "%s: captured AUTO ran %u CTAs, expected %d", what,
+                 kp.gridDim.x, grid);
+  }
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int rep = 0; rep < 3; rep++) {
+    XT_CHECK(xsg_poison(gp->C, (int64_t)gp->M * gp->N) == XS_OK);
+    CK(cudaDeviceSynchronize());
+    CK(cudaGraphLaunch(ge, st));
+    CK(cudaStreamSynchronize(st));
+    xsg_check chk;
+    XT_CHECK(xsg_compare(&chk, gp->C, gp->ref, gp->state, gp->M, gp->N) == XS_OK);
+    XT_CHECK_MSG(xsg_check_ok(&chk), "%s: rel_err %.2e wrong %lld", what, chk.rel_err, chk.wrong);
+    printf("  %s %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL", what,
+           chk.rel_err, chk.wrong);
+  }
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaStreamDestroy(st));
+}
+
 /* v7's split in CUDA graphs: AUTO's split (a decode step) captured on a stream whose library
  * workspace exists replays correctly three times; on a fresh stream the capture splits in
  * clusters where they fit (no workspace), else runs unsplit (the library makes no workspace while
@@ -1265,82 +1347,28 @@ static void test_v7_ksplit_graph(void) {
     printf("  skipped: v7 needs a Hopper GPU\n");
     return;
   }
-  const int M = 16, N = 1280, K = 8192;
-  void *A = dalloc((size_t)M * K * 2), *B = dalloc((size_t)N * K * 2),
-       *C = dalloc((size_t)M * N * 2);
-  float* ref = (float*)dalloc((size_t)M * N * 4);
-  uint8_t* state = (uint8_t*)dalloc(M);
-  CK(cudaMemset(state, XSG_ROW_CHECK, M));
-  XT_CHECK(xsg_fill_random(A, (int64_t)M * K, 41, 1.0f) == XS_OK);
-  XT_CHECK(xsg_fill_random(B, (int64_t)N * K, 42, 1.0f) == XS_OK);
-  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
-  a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
-  XT_CHECK(xsg_reference(ref, NULL, &a, 0, NULL, NULL, g_blas) == XS_OK);
+  graph_problem gp = graph_problem_make(16, 1280, 8192, 41);
   xs_gemm_tiling t;
-  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
-  XT_CHECK_MSG(t.version == XS_GEMM_V7 && t.splits >= 2, "AUTO v%d S %d", (int)t.version, t.splits);
-  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
-  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   for (int mode = 0; mode < 4; mode++) {
     const int warm = mode % 2 == 0, form = mode / 2;
     xsg_probe.v7_kcluster = form; /* 0 the library's, 1 never clusters */
-    XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+    XT_CHECK(xs_gemm_tiles(&t, &gp.a, XS_GEMM_ACT_NONE) == XS_OK);
+    XT_CHECK_MSG(t.version == XS_GEMM_V7 && t.splits >= 2, "AUTO v%d S %d", (int)t.version,
+                 t.splits);
     /* a fresh stream's capture: clusters of the most C <= S / 2 that fit (the library's) */
     const int cl =
         !warm && !form ? xsg_v7_fits_clusters(t.tile_m, t.tile_n, t.splits, t.count, 0) : 0;
     if (!warm && !form)
       XT_CHECK_MSG(cl >= 2, "v7 S %d of %d tiles: no clusters fit", t.splits, t.count);
-    cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    if (warm) { /* a launch outside capture makes the stream's workspace */
-      XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
-      CK(cudaStreamSynchronize(st));
-    }
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
-    xs_gemm_args ex = a;
-    ex.split_k = 3;
-    XT_EQ_INT(xs_gemm_run(&ex, e, sc, st),
-              warm ? XS_OK : XS_ERR_UNSUPPORTED); /* odd: no clusters */
-    CK(cudaStreamEndCapture(st, &g));
-    {
-      cudaGraphNode_t root[2];
-      size_t nroot = 2;
-      CK(cudaGraphGetRootNodes(g, root, &nroot));
-      cudaKernelNodeParams kp;
-      XT_EQ_INT((int)nroot, 1);
-      CK(cudaGraphKernelNodeGetParams(root[0], &kp));
-      const int want = cl ? t.count * cl : xsg_v7_ctas(t.count * (warm ? t.splits : 1), g_sms);
-      XT_CHECK_MSG((int)kp.gridDim.x == want,
-                   "captured AUTO (%s, clusters of %d): %u CTAs, expected %d",
-                   warm ? "warm" : "fresh", cl, kp.gridDim.x, want);
-    }
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int rep = 0; rep < 3; rep++) {
-      XT_CHECK(xsg_poison(C, (int64_t)M * N) == XS_OK);
-      CK(cudaDeviceSynchronize());
-      CK(cudaGraphLaunch(ge, st));
-      CK(cudaStreamSynchronize(st));
-      xsg_check chk;
-      XT_CHECK(xsg_compare(&chk, C, ref, state, M, N) == XS_OK);
-      const char* what = cl     ? "fresh stream, split in clusters"
-                         : warm ? "warm stream, split through the workspace"
-                                : "fresh stream, unsplit (clusters not allowed)";
-      XT_CHECK_MSG(xsg_check_ok(&chk), "v7 graph (%s): rel_err %.2e wrong %lld", what, chk.rel_err,
-                   chk.wrong);
-      printf("  %s v7 graph, %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL",
-             what, chk.rel_err, chk.wrong);
-    }
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-    CK(cudaStreamDestroy(st));
+    const int grid = cl ? t.count * cl : xsg_v7_ctas(t.count * (warm ? t.splits : 1), g_sms);
+    /* the explicit S = 3 is odd: never clusters, so it needs the workspace */
+    graph_capture_case(&gp, warm, warm ? XS_OK : XS_ERR_UNSUPPORTED, grid,
+                       cl     ? "v7 graph, fresh stream, split in clusters"
+                       : warm ? "v7 graph, warm stream, split through the workspace"
+                              : "v7 graph, fresh stream, unsplit (clusters not allowed)");
   }
   xsg_probe.v7_kcluster = 0;
-  void* bufs[] = {A, B, C, ref, state};
-  for (int i = 0; i < 5; i++)
-    cudaFree(bufs[i]);
+  graph_problem_free(&gp);
 }
 
 /* v14 in CUDA graphs, its split in clusters (no workspace) and through the workspace: AUTO's
@@ -1353,32 +1381,13 @@ static void test_splitk_graph(void) {
     printf("  skipped: v14 needs a Hopper GPU\n");
     return;
   }
-  const int M = 512, N = 1280, K = 8192;
-  void *A = dalloc((size_t)M * K * 2), *B = dalloc((size_t)N * K * 2),
-       *C = dalloc((size_t)M * N * 2);
-  float* ref = (float*)dalloc((size_t)M * N * 4);
-  uint8_t* state = (uint8_t*)dalloc(M);
-  CK(cudaMemset(state, XSG_ROW_CHECK, M));
-  XT_CHECK(xsg_fill_random(A, (int64_t)M * K, 31, 1.0f) == XS_OK);
-  XT_CHECK(xsg_fill_random(B, (int64_t)N * K, 32, 1.0f) == XS_OK);
-  xs_gemm_args a = XS_GEMM_ARGS_INITIALIZER;
-  a.M = M, a.N = N, a.K = K, a.A = A, a.B = B, a.C = C;
-  XT_CHECK(xsg_reference(ref, NULL, &a, 0, NULL, NULL, g_blas) == XS_OK);
+  graph_problem gp = graph_problem_make(512, 1280, 8192, 31);
   xs_gemm_tiling t;
-  XT_CHECK(xs_gemm_tiles(&t, &a, XS_GEMM_ACT_NONE) == XS_OK);
+  XT_CHECK(xs_gemm_tiles(&t, &gp.a, XS_GEMM_ACT_NONE) == XS_OK);
   XT_CHECK_MSG(t.version == XS_GEMM_V14 && t.splits >= 2, "AUTO v%d S %d", (int)t.version,
                t.splits);
-  const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
-  const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
-  auto check = [&](const char* what) {
-    xsg_check chk;
-    XT_CHECK(xsg_compare(&chk, C, ref, state, M, N) == XS_OK);
-    XT_CHECK_MSG(xsg_check_ok(&chk), "%s: rel_err %.2e wrong %lld", what, chk.rel_err, chk.wrong);
-    printf("  %s %s: rel_err %.2e wrong %lld\n", xsg_check_ok(&chk) ? "ok  " : "FAIL", what,
-           chk.rel_err, chk.wrong);
-  };
   /* clusters of S (no workspace) where AUTO's split fits as clusters, and the explicit S = 3 */
-  xs_gemm_args q3 = a;
+  xs_gemm_args q3 = gp.a;
   q3.split_k = 3;
   xs_gemm_tiling t3;
   XT_CHECK(xs_gemm_tiles(&t3, &q3, XS_GEMM_ACT_NONE) == XS_OK);
@@ -1392,50 +1401,18 @@ static void test_splitk_graph(void) {
       s_fresh--;
     const int auto_ws = s_fresh < 2;
     const int ex_ws = !xsg_splitk_fits_clusters(t3.tile_n, 3, t3.count);
-    cudaStream_t st;
-    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    if (warm) { /* a launch outside capture makes the stream's workspace */
-      XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
-      CK(cudaStreamSynchronize(st));
-    }
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-    XT_EQ_INT(xs_gemm_run(&a, e, sc, st), XS_OK);
-    xs_gemm_args ex = a; /* the caller's split, no workspace to be had: refused */
-    ex.split_k = 3;
-    const xs_result r = xs_gemm_run(&ex, e, sc, st);
-    XT_EQ_INT(r, warm || !ex_ws ? XS_OK : XS_ERR_UNSUPPORTED);
-    CK(cudaStreamEndCapture(st, &g));
-    { /* the captured AUTO launch (the graph's root): one CTA per tile and slice */
-      cudaGraphNode_t root[2];
-      size_t nroot = 2;
-      CK(cudaGraphGetRootNodes(g, root, &nroot));
-      cudaKernelNodeParams kp;
-      XT_EQ_INT((int)nroot, 1);
-      CK(cudaGraphKernelNodeGetParams(root[0], &kp));
-      const int want = t.count * (warm ? t.splits : auto_ws ? 1 : s_fresh);
-      XT_CHECK_MSG((int)kp.gridDim.x == want, "captured AUTO (%s, %s): %u CTAs, expected %d",
-                   warm ? "warm" : "fresh", global ? "workspace" : "clusters", kp.gridDim.x, want);
-    }
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int rep = 0; rep < 3; rep++) {
-      XT_CHECK(xsg_poison(C, (int64_t)M * N) == XS_OK);
-      CK(cudaDeviceSynchronize());
-      CK(cudaGraphLaunch(ge, st));
-      CK(cudaStreamSynchronize(st));
-      check(warm      ? (global ? "graph, warm stream, workspace" : "graph, warm stream")
-            : auto_ws ? "graph, fresh stream (unsplit)"
-                      : "graph, fresh stream, split in clusters");
-    }
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-    CK(cudaStreamDestroy(st));
+    /* the captured AUTO launch: one CTA per tile and slice; the caller's split with no workspace
+     * to be had refused unless it runs as clusters */
+    graph_capture_case(&gp, warm, warm || !ex_ws ? XS_OK : XS_ERR_UNSUPPORTED,
+                       t.count * (warm      ? t.splits
+                                  : auto_ws ? 1
+                                            : s_fresh),
+                       warm      ? (global ? "graph, warm stream, workspace" : "graph, warm stream")
+                       : auto_ws ? "graph, fresh stream (unsplit)"
+                                 : "graph, fresh stream, split in clusters");
   }
   xsg_probe.splitk_global = 0;
-  void* bufs[] = {A, B, C, ref, state};
-  for (int i = 0; i < 5; i++)
-    cudaFree(bufs[i]);
+  graph_problem_free(&gp);
 }
 
 /* v3's and v11's last partial wave in column halves (sched.h xsg_tail_slots; on unless tile
