@@ -74,8 +74,8 @@ template <int BT_, int BW_> struct v7_cfg {
       1024 /* alignment slack */ + TABLE_BYTES + 2 * STREAMS * MAX_STAGES * 8 + 32;
   static constexpr int STAGES_FIT = (227 * 1024 - FIXED) / (STREAMS * SLOT);
   static constexpr int STAGES = STAGES_FIT < MAX_STAGES ? STAGES_FIT : MAX_STAGES;
-  /* full, empty, table_ready, split_ready; then 16 bytes: the K split's "last slice" word per
-   * stream */
+  /* full, empty, table_ready, split_ready; then 16 bytes for the K split: a "last slice" word
+   * per stream (through the workspace) and the leader's count (in clusters) */
   static constexpr int BAR_BYTES = 2 * STREAMS * STAGES * 8 + 32;
   /* k-blocks a stream loads before its schedule table exists (the speculative start, below):
    * all but one of its ring's slots (session 16; 2 before) */
