@@ -104,11 +104,12 @@ int v7_cluster(int tile_m, int bw, int S, int tiles, int exact) {
 }
 
 /* Whether it does where a workspace can be had: not by default. Measured on the H200 (session
- * 25, calls I-J, 1-32 x 1280 x 8192): clusters fit 20 tiles only up to C = 5 (S = 10, 100 CTAs)
- * where the workspace runs the plan's S = 13 on 130 CTAs: the clusters' hand-off is faster (0.5
- * against 1.2 us) but their start-up slower (0.5-0.7 us) and their main loop longer (1.8 us), 0.4-
- * 0.9 us slower in all. They run where no workspace can be had (a capture on a fresh stream),
- * instead of no split. xsg_probe.v7_kcluster = 2: clusters wherever they fit. */
+ * 25, calls I-K, 1-32 x 1280 x 8192): the clusters' hand-off is faster (0.5 against 1.2 us) but
+ * a cluster launch starts 0.5-0.7 us later; at the same S = 8 (32 tokens, clusters of 4) they ran
+ * 0.690 of cuBLAS against the workspace's 0.733, and 20 tiles' clusters fit only up to C = 5
+ * (S = 10 on 100 CTAs: 0.4-0.9 us slower than the workspace's S = 13 on 130). They run where no
+ * workspace can be had (a capture on a fresh stream), instead of no split.
+ * xsg_probe.v7_kcluster = 2: clusters wherever they fit. */
 int v7_cluster_preferred(int tile_m, int bw, int S, int tiles, int exact) {
   return xsg_probe.v7_kcluster == 2 ? v7_cluster(tile_m, bw, S, tiles, exact) : 0;
 }
