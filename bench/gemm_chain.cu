@@ -34,10 +34,12 @@
  *
  * --tp-layer: a tensor-parallel layer's four dense GEMMs (Llama-3-70B, TP 8; M = 512, 2048,
  * 8192, or the list of --tp-m M1,M2,...) in their order, AUTO for each, v3 for all, and cuBLAS
- * (run_tp_layer).
+ * (run_tp_layer); --tp-try adds AUTO without v14's pairs and v14 unsplit on 128 x 64 and 128 x
+ * 128 tiles, with and without pairs, for all four GEMMs.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
- *         [--dense | --tp-layer [--tp-m M1,M2,..] | --layer [--gap-us G] [--ctx-version V]
+ *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-try] | --layer [--gap-us G] [--ctx-version
+ * V]
  * [--ctx-layer] [--lean]
  *         [--all]]   (exit 77 without a GPU)
  */
@@ -713,11 +715,25 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
  * function), and cuBLAS (cublasGemmEx through the strided-batched call with one batch). Ours are
  * checked against cuBLAS first (bf16 tolerance). Ratio = cuBLAS / ours per GEMM and for the
  * layer, medians over rounds. */
+static int g_tp_try; /* --tp-try: v14's forms (pairs or not) beside the three */
 static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
-  enum { NG = 4, NC = 3 };
+  enum { NG = 4, NC_MAX = 8 };
   static const int NK[NG][2] = {{1280, 8192}, {8192, 1024}, {7168, 8192}, {8192, 3584}};
   static const char* gname[NG] = {"qkv", "o", "gate/up", "down"};
-  static const char* cname[NC] = {"auto", "all v3", "cublas"};
+  /* configurations: 0 AUTO, 1 v3 for all four, 2 cuBLAS; --tp-try adds AUTO without v14's
+   * pairs (xsg_probe.splitk_pair 1), v14 unsplit on 128 x 64 and 128 x 128 tiles (the library's
+   * pairs where they apply, and without), and v7 with split_k 2 (session 26, call A) */
+  static const char* cname[NC_MAX] = {"auto",   "all v3",        "cublas",  "auto unpaired",
+                                      "v14 64", "v14 64 unpair", "v14 128", "v14 128 unpair"};
+  static const int cver[NC_MAX] = {0, 3, 0, 0, 14, 14, 14, 14};
+  static const int csplit[NC_MAX] = {0, 0, 0, 0, 1, 1, 1, 1};
+  static const int cbn[NC_MAX] = {0, 0, 0, 0, 64, 64, 128, 128};
+  static const int cunpair[NC_MAX] = {0, 0, 0, 1, 0, 1, 0, 1};
+  const int NC = g_tp_try ? NC_MAX : 3;
+  int usable[NC_MAX][NG]; /* a configuration the library refused for a GEMM is not timed there */
+  for (int c = 0; c < NC_MAX; c++)
+    for (int g = 0; g < NG; g++)
+      usable[c][g] = 1;
   void *A[NG], *B[NG], *C[NG];
   for (int g = 0; g < NG; g++) {
     CK(cudaMalloc(&A[g], (size_t)M * NK[g][1] * 2));
@@ -730,15 +746,24 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_tiling tiling[NG];
-  auto run = [&](int c, int g) {
+  auto run_r = [&](int c, int g) -> xs_result {
     if (c == 2) {
       cublas_sb(blas, A[g], B[g], C[g], 1, M, NK[g][0], NK[g][1], NULL);
-      return;
+      return XS_OK;
     }
     xs_gemm_args a = args0;
     a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
-    a.version = c == 1 ? XS_GEMM_V3 : XS_GEMM_AUTO;
-    CX(xs_gemm_run(&a, e, sc, NULL));
+    a.version = (xs_gemm_version)cver[c];
+    a.split_k = csplit[c];
+    xsg_probe.splitk_bn = cbn[c];
+    xsg_probe.splitk_pair = cunpair[c];
+    const xs_result r = xs_gemm_run(&a, e, sc, NULL);
+    xsg_probe.splitk_bn = 0;
+    xsg_probe.splitk_pair = 0;
+    return r;
+  };
+  auto run = [&](int c, int g) {
+    if (usable[c][g]) CX(run_r(c, g));
   };
   int ok = 1;
   printf("## TP layer, Llama-3-70B at TP 8, M = %d tokens (QKV, O, gate/up, down)\n", M);
@@ -751,9 +776,25 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
     CK(cudaDeviceSynchronize());
     uint16_t* ref = to_host(C[g], n);
     size_t bad = 0;
-    for (int c = 0; c < 2; c++) {
+    for (int c = 0; c < NC; c++) {
+      if (c == 2) continue;
       CX(xsg_poison(C[g], (int64_t)n));
-      run(c, g);
+      if (run_r(c, g) != XS_OK) {
+        printf("   %-8s %-14s refused: %s\n", gname[g], cname[c], xs_last_error());
+        usable[c][g] = 0;
+        continue;
+      }
+      if (c >= 3) { /* the tiling the row runs */
+        xs_gemm_args a = args0;
+        a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
+        a.version = (xs_gemm_version)cver[c], a.split_k = csplit[c];
+        xsg_probe.splitk_bn = cbn[c];
+        xs_gemm_tiling tt;
+        CX(xs_gemm_tiles(&tt, &a, XS_GEMM_ACT_NONE));
+        xsg_probe.splitk_bn = 0;
+        printf("   %-8s %-14s v%d, %d tiles of %dx%d, S %d\n", gname[g], cname[c], (int)tt.version,
+               tt.count, tt.tile_m, tt.tile_n, tt.splits);
+      }
       CK(cudaDeviceSynchronize());
       uint16_t* out = to_host(C[g], n);
       for (size_t i = 0; i < n; i++)
@@ -773,6 +814,8 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   for (int i = 0; i < 2 * NG; i++)
     CK(cudaEventCreate(&ev[i]));
   double* t = (double*)calloc((size_t)NC * (NG + 1) * rounds, sizeof(double));
+  /* a configuration's layer time counts the GEMMs it refused at cuBLAS's time of the round (so
+   * that its layer column stays comparable); its own column for that GEMM reads 0 */
   for (int r = -1; r < rounds; r++) {
     int order[NC];
     xsg_round_order(order, NC, r < 0 ? 0 : r);
@@ -793,22 +836,29 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
         }
       }
       if (r < 0) continue;
-      double tot = 0;
-      for (int g = 0; g < NG; g++) {
-        t[((size_t)c * (NG + 1) + g) * rounds + r] = sum[g] / reps;
-        tot += sum[g] / reps;
-      }
-      t[((size_t)c * (NG + 1) + NG) * rounds + r] = tot;
+      for (int g = 0; g < NG; g++)
+        t[((size_t)c * (NG + 1) + g) * rounds + r] = usable[c][g] ? sum[g] / reps : 0;
     }
   }
+  for (int c = 0; c < NC; c++) /* the layer: refused GEMMs at cuBLAS's time of the round */
+    for (int r = 0; r < rounds; r++) {
+      double tot = 0;
+      for (int g = 0; g < NG; g++)
+        tot += t[((size_t)(usable[c][g] ? c : 2) * (NG + 1) + g) * rounds + r];
+      t[((size_t)c * (NG + 1) + NG) * rounds + r] = tot;
+    }
   double* q = (double*)malloc(sizeof(double) * rounds);
-  printf("   %-8s", "us");
+  printf("   %-14s", "us");
   for (int g = 0; g <= NG; g++)
     printf(" %10s", g < NG ? gname[g] : "layer");
   printf("   (cuBLAS / row in brackets)\n");
   for (int c = 0; c < NC; c++) {
-    printf("   %-8s", cname[c]);
+    printf("   %-14s", cname[c]);
     for (int g = 0; g <= NG; g++) {
+      if (g < NG && !usable[c][g]) {
+        printf(" %6s %5s", "-", "-");
+        continue;
+      }
       const double* tc = t + ((size_t)c * (NG + 1) + g) * rounds;
       const double* tb = t + ((size_t)2 * (NG + 1) + g) * rounds;
       for (int r = 0; r < rounds; r++)
@@ -1112,12 +1162,14 @@ int main(int argc, char** argv) {
       g_unsplit_only = 1;
     else if (!strcmp(argv[i], "--tp-layer"))
       dense = 3;
+    else if (!strcmp(argv[i], "--tp-try"))
+      g_tp_try = 1;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
               "[--ctx-layer] [--lean] [--all] [--probe-hint H] | --switch | --splitk [--shapes "
               "M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
-              "M,...]]\n",
+              "M,...] [--tp-try]]\n",
               argv[0]);
       return 2;
     }

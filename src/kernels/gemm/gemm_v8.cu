@@ -152,29 +152,12 @@ __device__ __forceinline__ int v8_next(const xsg_params& p, const int32_t* table
   return 0;
 }
 
-/* mbarrier.arrive.release.cta.shared::cluster.b64 _, [addr]: one arrival on the barrier at
- * shared::cluster address `addr` (from xs_mapa_u32: this CTA's or the partner's), with release
- * semantics at CTA scope, the PTX default (CUTLASS's ClusterBarrier::arrive(cta_id) emits the
- * same). On sm_90 this is a bare SYNCS.ARRIVE.TRANS64.RED.
- * NOTE: not `mbarrier.arrive.release.cluster`: ptxas (CUDA 13.0, sm_90a) puts
- * MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR in front of every such arrival, i.e. two
- * GPU-scope fences per consumer warp and k-block, between one k-block's wgmma and the next; in
- * the first H200 measurement v8 ran at 0.56-0.58x of v3 (README, "Tuning round 6", diagnosis).
- * Nothing here needs the wider release: the slot's hazard is write-after-read between the
- * consumers' wgmma reads (finished: the caller returned from wgmma.wait_group) and the
- * producers' TMA writes (async proxy, issued after the producer observed the phase); no
- * generic-proxy data crosses CTAs through this barrier. */
-__device__ __forceinline__ void v8_arrive(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr)
-               : "memory");
-}
-
 /* A consumer warp gives slot `bar`'s round back: one arrival on the empty barrier of each CTA of
  * the cluster (the partner's producer multicasts into this CTA's slot too), after the wgmma reads
  * of the slot have retired (the caller waited for them). */
 __device__ __forceinline__ void v8_release(uint64_t* bar) {
-  v8_arrive(xs_mapa_u32(bar, 0));
-  v8_arrive(xs_mapa_u32(bar, 1));
+  xs_mbar_arrive_remote_cta(xs_mapa_u32(bar, 0)); /* (ptx/hopper.cuh: why not .release.cluster) */
+  xs_mbar_arrive_remote_cta(xs_mapa_u32(bar, 1));
 }
 
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
@@ -269,7 +252,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(v8_cfg::THREADS, 1)
           /* Released by both CTAs' consumers: this producer's multicast writes into both.
            * NOTE: CTA-scope acquire (as CUTLASS's cluster pipelines): a wait with
            * `.acquire.cluster` adds a CCTL.IVALL (L1 invalidate) after every successful wait
-           * and orders nothing the TMA writes that follow need (see v8_arrive). */
+           * and orders nothing the TMA writes that follow need (see xs_mbar_arrive_remote_cta). */
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* sa = ring + s * cfg::STAGE_BYTES;
           uint8_t* sb = sa + cfg::A_BYTES;
