@@ -34,11 +34,11 @@
  *
  * --tp-layer: a tensor-parallel layer's four dense GEMMs (Llama-3-70B, TP 8; M = 512, 2048,
  * 8192, or the list of --tp-m M1,M2,...) in their order, AUTO for each, v3 for all, and cuBLAS
- * (run_tp_layer); --tp-try adds AUTO without v14's pairs and v14 unsplit on 128 x 64 and 128 x
- * 128 tiles, with and without pairs, for all four GEMMs.
+ * (run_tp_layer), then the layer timed whole (no events between its GEMMs), back to back and in
+ * a CUDA graph; --tp-pdl adds AUTO with programmatic dependent launch.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
- *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-try] | --layer [--gap-us G] [--ctx-version
+ *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-pdl] | --layer [--gap-us G] [--ctx-version
  * V]
  * [--ctx-layer] [--lean]
  *         [--all]]   (exit 77 without a GPU)
@@ -715,21 +715,18 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
  * function), and cuBLAS (cublasGemmEx through the strided-batched call with one batch). Ours are
  * checked against cuBLAS first (bf16 tolerance). Ratio = cuBLAS / ours per GEMM and for the
  * layer, medians over rounds. */
-static int g_tp_try; /* --tp-try: v14's forms (pairs or not) beside the three */
+static int g_tp_pdl; /* --tp-pdl: AUTO with programmatic dependent launch beside the three */
 static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
-  enum { NG = 4, NC_MAX = 8 };
+  enum { NG = 4, NC_MAX = 4 };
   static const int NK[NG][2] = {{1280, 8192}, {8192, 1024}, {7168, 8192}, {8192, 3584}};
   static const char* gname[NG] = {"qkv", "o", "gate/up", "down"};
-  /* configurations: 0 AUTO, 1 v3 for all four, 2 cuBLAS; --tp-try adds AUTO without v14's
-   * pairs (xsg_probe.splitk_pair 1), v14 unsplit on 128 x 64 and 128 x 128 tiles (the library's
-   * pairs where they apply, and without), and v7 with split_k 2 (session 26, call A) */
-  static const char* cname[NC_MAX] = {"auto",   "all v3",        "cublas",  "auto unpaired",
-                                      "v14 64", "v14 64 unpair", "v14 128", "v14 128 unpair"};
-  static const int cver[NC_MAX] = {0, 3, 0, 0, 14, 14, 14, 14};
-  static const int csplit[NC_MAX] = {0, 0, 0, 0, 1, 1, 1, 1};
-  static const int cbn[NC_MAX] = {0, 0, 0, 0, 64, 64, 128, 128};
-  static const int cunpair[NC_MAX] = {0, 0, 0, 1, 0, 1, 0, 1};
-  const int NC = g_tp_try ? NC_MAX : 3;
+  /* configurations: 0 AUTO, 1 v3 for all four, 2 cuBLAS; --tp-pdl adds 3, AUTO launched with
+   * programmatic dependent launch (xs_gemm_schedule.pdl: a launch's set-up overlaps the previous
+   * kernel's tail; session 26) */
+  static const char* cname[NC_MAX] = {"auto", "all v3", "cublas", "auto, PDL"};
+  static const int cver[NC_MAX] = {0, 3, 0, 0};
+  static const int cpdl[NC_MAX] = {0, 0, 0, 1};
+  const int NC = g_tp_pdl ? NC_MAX : 3;
   int usable[NC_MAX][NG]; /* a configuration the library refused for a GEMM is not timed there */
   for (int c = 0; c < NC_MAX; c++)
     for (int g = 0; g < NG; g++)
@@ -746,24 +743,20 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_tiling tiling[NG];
-  auto run_r = [&](int c, int g) -> xs_result {
+  auto run_r = [&](int c, int g, cudaStream_t st = NULL) -> xs_result {
     if (c == 2) {
-      cublas_sb(blas, A[g], B[g], C[g], 1, M, NK[g][0], NK[g][1], NULL);
+      cublas_sb(blas, A[g], B[g], C[g], 1, M, NK[g][0], NK[g][1], st);
       return XS_OK;
     }
     xs_gemm_args a = args0;
     a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
     a.version = (xs_gemm_version)cver[c];
-    a.split_k = csplit[c];
-    xsg_probe.splitk_bn = cbn[c];
-    xsg_probe.splitk_pair = cunpair[c];
-    const xs_result r = xs_gemm_run(&a, e, sc, NULL);
-    xsg_probe.splitk_bn = 0;
-    xsg_probe.splitk_pair = 0;
-    return r;
+    xs_gemm_schedule sp = sc;
+    sp.pdl = cpdl[c];
+    return xs_gemm_run(&a, e, sp, st);
   };
-  auto run = [&](int c, int g) {
-    if (usable[c][g]) CX(run_r(c, g));
+  auto run = [&](int c, int g, cudaStream_t st = NULL) {
+    if (usable[c][g]) CX(run_r(c, g, st));
   };
   int ok = 1;
   printf("## TP layer, Llama-3-70B at TP 8, M = %d tokens (QKV, O, gate/up, down)\n", M);
@@ -783,17 +776,6 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
         printf("   %-8s %-14s refused: %s\n", gname[g], cname[c], xs_last_error());
         usable[c][g] = 0;
         continue;
-      }
-      if (c >= 3) { /* the tiling the row runs */
-        xs_gemm_args a = args0;
-        a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
-        a.version = (xs_gemm_version)cver[c], a.split_k = csplit[c];
-        xsg_probe.splitk_bn = cbn[c];
-        xs_gemm_tiling tt;
-        CX(xs_gemm_tiles(&tt, &a, XS_GEMM_ACT_NONE));
-        xsg_probe.splitk_bn = 0;
-        printf("   %-8s %-14s v%d, %d tiles of %dx%d, S %d\n", gname[g], cname[c], (int)tt.version,
-               tt.count, tt.tile_m, tt.tile_n, tt.splits);
       }
       CK(cudaDeviceSynchronize());
       uint16_t* out = to_host(C[g], n);
@@ -866,6 +848,70 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
       printf(" %6.1f %5.3f", median((double*)tc, rounds), median(q, rounds));
     }
     printf("\n");
+  }
+  {
+    /* The layer timed whole, as a serving step runs it: `reps` layers back to back between two
+     * events on a stream of their own, no events between the GEMMs (so that a launch may overlap
+     * the kernel before it: PDL, cuBLAS's own kernels), and the same `reps` layers captured once
+     * in a CUDA graph and replayed; AUTO, (--tp-pdl) AUTO with PDL, and cuBLAS, interleaved per
+     * round. The per-GEMM table above pays an event between GEMMs, which hides what a kernel's
+     * start and end cost beside its neighbours (session 26). */
+    const int nl = g_tp_pdl ? 3 : 2; /* configurations, cuBLAS last */
+    const int lcc[3] = {0, g_tp_pdl ? 3 : 2, 2};
+    cudaStream_t ls;
+    CK(cudaStreamCreateWithFlags(&ls, cudaStreamNonBlocking));
+    auto layers = [&](int c) {
+      for (int i = 0; i < reps; i++)
+        for (int g = 0; g < NG; g++)
+          run(usable[c][g] ? c : 2, g, ls);
+    };
+    for (int j = 0; j < nl; j++) /* warm: split workspaces made for `ls` outside any capture */
+      layers(lcc[j]);
+    CK(cudaStreamSynchronize(ls));
+    cudaGraphExec_t gx[3];
+    for (int j = 0; j < nl; j++) {
+      cudaGraph_t gr;
+      CK(cudaStreamBeginCapture(ls, cudaStreamCaptureModeThreadLocal));
+      layers(lcc[j]);
+      CK(cudaStreamEndCapture(ls, &gr));
+      CK(cudaGraphInstantiate(&gx[j], gr, 0));
+      CK(cudaGraphDestroy(gr));
+    }
+    double* tl = (double*)calloc((size_t)2 * 3 * rounds, sizeof(double));
+    for (int r = -1; r < rounds; r++) {
+      int order[3];
+      xsg_round_order(order, nl, r < 0 ? 0 : r);
+      for (int graph = 0; graph < 2; graph++)
+        for (int j = 0; j < nl; j++) {
+          const int k = order[j];
+          CK(cudaEventRecord(ev[0], ls));
+          if (graph)
+            CK(cudaGraphLaunch(gx[k], ls));
+          else
+            layers(lcc[k]);
+          CK(cudaEventRecord(ev[1], ls));
+          CK(cudaEventSynchronize(ev[1]));
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+          if (r >= 0) tl[(graph * 3 + k) * rounds + r] = 1e3 * ms / reps;
+        }
+    }
+    for (int graph = 0; graph < 2; graph++) {
+      printf("   the layer whole, %-14s us (cuBLAS / row):",
+             graph ? "in a CUDA graph" : "back to back");
+      const double* tb = tl + (graph * 3 + nl - 1) * rounds;
+      for (int j = 0; j < nl; j++) {
+        const double* tc = tl + (graph * 3 + j) * rounds;
+        for (int r = 0; r < rounds; r++)
+          q[r] = tb[r] / tc[r];
+        printf(" %s %.1f (%.3f)%s", cname[lcc[j]], median((double*)tc, rounds), median(q, rounds),
+               j < nl - 1 ? "," : "\n");
+      }
+    }
+    for (int j = 0; j < nl; j++)
+      CK(cudaGraphExecDestroy(gx[j]));
+    CK(cudaStreamDestroy(ls));
+    free(tl);
   }
   free(q), free(t);
   for (int i = 0; i < 2 * NG; i++)
@@ -1162,14 +1208,14 @@ int main(int argc, char** argv) {
       g_unsplit_only = 1;
     else if (!strcmp(argv[i], "--tp-layer"))
       dense = 3;
-    else if (!strcmp(argv[i], "--tp-try"))
-      g_tp_try = 1;
+    else if (!strcmp(argv[i], "--tp-pdl"))
+      g_tp_pdl = 1;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
               "[--ctx-layer] [--lean] [--all] [--probe-hint H] | --switch | --splitk [--shapes "
               "M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
-              "M,...] [--tp-try]]\n",
+              "M,...] [--tp-pdl]]\n",
               argv[0]);
       return 2;
     }

@@ -116,27 +116,6 @@ int v7_cluster_preferred(int tile_m, int bw, int S, int tiles, int exact) {
 
 } // namespace
 
-/* v14 unsplit in pairs (session 26): CTAs 2c and 2c + 1, one cluster, take positions 2c and
- * 2c + 1; where every such pair's tiles share the m-block (1: each CTA loads half of A's box and
- * multicasts it to both) or the n-block (2: half of B's), each shared byte crosses L2 -> SM once
- * instead of twice. At 128 tokens every tile of a TP layer's projection shares A's 128 rows; the
- * 128 x 8192 x 3584 down projection moved 164 MB through L2 against cuBLAS's 116 (ncu, call B;
- * cuBLAS's kernel there runs 2-CTA clusters of 128 weight rows x 64 tokens, multicasting B).
- * Only for the raster orders (the host decodes every pair), an even grid of one wave (one unit
- * per CTA), A's halves whole 8-row swizzle atoms (a_rows a multiple of 16). 0: none. */
-static int splitk_pair(const xsg_params& p, int ctas, int a_rows) {
-  if (xsg_probe.splitk_pair == 1 || p.order_list || ctas != p.positions || ctas % 2 || ctas < 2)
-    return 0;
-  int same_a = a_rows % 16 == 0, same_b = 1;
-  for (int k = 0; k < p.positions && (same_a || same_b); k += 2) {
-    const xsg_tile t0 = xsg_tile_decode(&p.grid, xsg_order_tile(&p.grid, k));
-    const xsg_tile t1 = xsg_tile_decode(&p.grid, xsg_order_tile(&p.grid, k + 1));
-    same_a = same_a && t0.g == t1.g && t0.mb == t1.mb;
-    same_b = same_b && t0.g == t1.g && t0.nb == t1.nb;
-  }
-  return same_a ? 1 : same_b ? 2 : 0;
-}
-
 /* rule(bn, S, positions) on the current device (0 without one) */
 static int on_device(int (*rule)(int, int, int), int bn, int S, int positions) {
   device_info dev;
@@ -870,7 +849,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
      * waits for a tile's other units), so S x positions <= min(SMs, max_ctas). AUTO's split
      * shrinks to fit (a list of fewer tiles, a smaller max_ctas); the caller's S must fit. */
     const int cap = sched.max_ctas && sched.max_ctas < dev.sms ? sched.max_ctas : dev.sms;
-    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk, 0, 128, 0, 0};
+    xsg_splitk sk = {t.splits, NULL, NULL, xsg_probe.splitk, 0, 128, 0};
     const int explicit_s = args_split_k(a) >= 2;
     if (sk.splits > 1 && (int64_t)p.positions * sk.splits > cap) {
       if (explicit_s)
@@ -916,10 +895,7 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     /* A in a box of M rows (rounded up to 8) where M < 128: no zero fill of the tile's rows past
      * M, only stale rows (they feed rows >= M, never stored) */
     sk.a_rows = a->M < 128 && !xsg_probe.splitk_a_full ? (a->M + 7) / 8 * 8 : 128;
-    /* unsplit: pairs sharing A or B where every pair of positions does (splitk_pair) */
-    sk.pair = sk.splits == 1 ? splitk_pair(p, ctas, sk.a_rows) : 0;
-    if (sk.pair == 2) sk.b_box = bn / 2;
-    XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, sk.pair == 1 ? sk.a_rows / 2 : sk.a_rows, "A"));
+    XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, sk.a_rows, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, sk.b_box, "B"));
     err = xsg_launch_splitk(&p, &sk, bn, &ma, &mb, ctas, s);
   } else if (t.version == XS_GEMM_V1) {

@@ -177,8 +177,6 @@ typedef struct xsg_probe_t {
                         splitk_cluster_preferred), 1 through the workspace even where the tile's
                         slices fit as a cluster, 2 as clusters wherever they fit */
   int splitk_a_full; /* nonzero: v14 loads A in boxes of 128 rows even where M < 128 */
-  int splitk_pair;   /* v14 unsplit in pairs sharing an operand (gemm.cu splitk_pair): 0 the
-                        library's rule, 1 never */
   int epi_any;       /* nonzero: v3 / v11 run the kernel whose epilogue is read from xsg_params at
                         run time (XSG_EPI_ANY) even where a fixed one would do */
   int v7_ksplit;     /* AUTO at dense M <= 64: 0 the library's (v7 with its split of K), 1 the rule
@@ -330,10 +328,6 @@ typedef struct xsg_splitk {
   int cluster;        /* S > 1: the S CTAs of a tile are one cluster and meet in distributed
                          shared memory (no workspace; grid = units, S <= 8); 0: through the
                          workspace */
-  int pair;           /* S = 1 (session 26): CTAs 2c, 2c + 1 are a cluster whose tiles share
-                         1 the m-block (A's box of a_rows rows loaded in halves, each CTA's
-                         multicast to both: map_a's box a_rows / 2 rows) or 2 the n-block (B's
-                         halves likewise: map_b's box BN / 2 rows); 0 none */
 } xsg_splitk;
 
 /* Launchers (gemm_v1.cu, gemm_v2.cu; v7 / v9, v8, v10 below). ctas: persistent grid size (already

@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     xs_tma_prefetch_map(&map_b);
     for (int s = 0; s < cfg::STAGES; s++) {
       xs_mbar_init(&full[s], 1);
-      xs_mbar_init(&empty[s], sk.pair ? 16 : 8); /* lane 0 of each consumer warp (of both) */
+      xs_mbar_init(&empty[s], 8); /* lane 0 of each consumer warp */
     }
     xs_mbar_init(fix, 1);
     xs_mbar_init(&xch[0], S);
@@ -124,10 +124,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   }
   xsg_griddep_enter();
   __syncthreads();
-  /* cluster fix-up, pairs: every CTA's barriers exist before another arrives on them (or a
-   * partner's multicast lands) */
-  if (sk.cluster || sk.pair) xs_cluster_sync();
-  const int rank = sk.pair ? (int)(blockIdx.x & 1) : 0; /* pairs: this CTA's half */
+  /* cluster fix-up: every CTA's barriers exist before another arrives on them */
+  if (sk.cluster) xs_cluster_sync();
 
   if (wg == 0) {
     /* ================= producer ================= */
@@ -154,27 +152,11 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         const bool load_a = sk.probe != 4 || kb == kb0;
         xs_mbar_arrive_expect_tx(&full[s], (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2) +
                                                (load_a ? (uint32_t)sk.a_rows * (cfg::BK * 2) : 0u));
-        /* pairs: this CTA's half of the shared operand into the slot of both CTAs (the slot
-         * was released by both CTAs' consumers: empty counts 16); the partner's half lands here
-         * on full[s] too. A: rows [rank h, rank h + h) of the box, h = a_rows / 2 (map_a's box);
-         * B: half `rank` (map_b's box: BN / 2 rows; the second half skipped past N, by both). */
-        if (load_a && sk.pair == 1) {
-          const int h = sk.a_rows / 2;
-          xs_tma_load_3d_multicast(sa + rank * h * (cfg::BK * 2), &map_a, &full[s], kb * cfg::BK,
-                                   t.mb * cfg::BM + rank * h, 0, 3);
-        } else if (load_a) {
-          xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
-        }
-        if (sk.pair == 2) {
-          if (rank == 0 || b_row1 < p.N)
-            xs_tma_load_3d_multicast(sa + cfg::A_BYTES + rank * (cfg::B_BYTES / 2), &map_b,
-                                     &full[s], kb * cfg::BK, rank ? b_row1 : b_row0, 0, 3);
-        } else {
-          xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
-          if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
-            xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
-                           b_row1, 0);
-        }
+        if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
+        xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
+        if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
+          xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
+                         b_row1, 0);
         if (++s == cfg::STAGES) {
           s = 0;
           phase ^= 1;
@@ -193,16 +175,6 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   uint32_t phase = 0;
   float d[cfg::BN / 2];
   uint32_t fix_phase = 0;
-  /* a consumer warp gives a slot back (lane 0, its wgmma reads retired): pairs, to both CTAs'
-   * producers, which multicast into it */
-  auto release = [&](uint64_t* bar) {
-    if (sk.pair) {
-      xs_mbar_arrive_remote_cta(xs_mapa_u32(bar, 0));
-      xs_mbar_arrive_remote_cta(xs_mapa_u32(bar, 1));
-    } else {
-      xs_mbar_arrive(bar);
-    }
-  };
   for (int u = blockIdx.x; u < units; u += gridDim.x) {
     const int pos = u / S, slice = u - pos * S;
     const int index = xsg_position_tile(&p, pos);
@@ -219,9 +191,9 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
           ring, half, lane, kb1 - kb0, full, empty, s, phase,
           [&](uint64_t da, uint64_t db, int acc) { xsg_wgmma_tile<BN>(d, da, db, acc); },
-          [](int) {}, release);
+          [](int) {}, [](uint64_t* bar) { xs_mbar_arrive(bar); });
       xs_wgmma_fence_regs(d);
-      if (lane == 0) release(&empty[last]);
+      if (lane == 0) xs_mbar_arrive(&empty[last]);
     }
     const int row0 = t.mb * cfg::BM;
     /* The tile's rows below M: consumer thread ct's sums hold rows of warp ct / 32 (16 rows per
@@ -443,13 +415,7 @@ static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, cons
   /* clusters of S along x: CTAs u = pos * S + slice, so a cluster is one tile's slices */
   if (sk->cluster && (sk->splits < 2 || sk->splits > 8 || ctas % sk->splits))
     return cudaErrorInvalidValue;
-  /* pairs: clusters of 2 along x, one unit each (S = 1, grid = the positions, even) */
-  if (sk->pair && (sk->cluster || sk->splits != 1 || ctas % 2 || ctas != p->positions))
-    return cudaErrorInvalidValue;
-  return xsg_launch_cluster(gemm_kernel_splitk<BN>, *p, ctas,
-                            sk->cluster ? sk->splits
-                            : sk->pair  ? 2
-                                        : 0,
+  return xsg_launch_cluster(gemm_kernel_splitk<BN>, *p, ctas, sk->cluster ? sk->splits : 0,
                             cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p, *sk);
 }
 
