@@ -180,7 +180,10 @@ typedef struct xs_gemm_schedule {
               28-29, AUTO's MASKED pick): +1.4 ... +4 % at 16 tokens per expert with 8 experts on
               128 CTAs, +0.3 ... +1.2 % on the multi-wave cases at 512 tokens; -5 ... -8 % on
               DeepSeek-V3 down E=8 T=16 (112 CTAs) and -2.4 % on Qwen3-235B gate/up E=8 T=128
-              (one wave of 96 tiles): turn it on where the grid covers the GPU.
+              (one wave of 96 tiles): turn it on where the grid covers the GPU. Session 26, a
+              Llama-3-70B TP8 layer's four dense GEMMs with it: 2.6-5.6 us faster per layer back
+              to back, 1-3 us in a CUDA graph at 1-128 tokens, 0.7-1.5 us slower in a graph at
+              256 (docs/results/gemm-h200.md, session 26).
               2 (overlap, with args.ready only): a PDL launch that does NOT wait for the
               previous kernel: its CTAs take SMs as the previous kernel's CTAs exit and start
               on tiles whose inputs are ready while it finishes. Sound when everything this GEMM
