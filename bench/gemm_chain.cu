@@ -38,10 +38,9 @@
  * a CUDA graph; --tp-pdl adds AUTO with programmatic dependent launch.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
- *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-pdl] | --layer [--gap-us G] [--ctx-version
- * V]
- * [--ctx-layer] [--lean]
- *         [--all]]   (exit 77 without a GPU)
+ *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-pdl]
+ *          | --layer [--gap-us G] [--ctx-version V] [--ctx-layer] [--lean] [--all]]
+ *         (exit 77 without a GPU)
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -727,10 +726,6 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   static const int cver[NC_MAX] = {0, 3, 0, 0};
   static const int cpdl[NC_MAX] = {0, 0, 0, 1};
   const int NC = g_tp_pdl ? NC_MAX : 3;
-  int usable[NC_MAX][NG]; /* a configuration the library refused for a GEMM is not timed there */
-  for (int c = 0; c < NC_MAX; c++)
-    for (int g = 0; g < NG; g++)
-      usable[c][g] = 1;
   void *A[NG], *B[NG], *C[NG];
   for (int g = 0; g < NG; g++) {
     CK(cudaMalloc(&A[g], (size_t)M * NK[g][1] * 2));
@@ -743,20 +738,17 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   const xs_gemm_epilogue e = XS_GEMM_EPILOGUE_INITIALIZER;
   const xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
   xs_gemm_tiling tiling[NG];
-  auto run_r = [&](int c, int g, cudaStream_t st = NULL) -> xs_result {
+  auto run = [&](int c, int g, cudaStream_t st = NULL) {
     if (c == 2) {
       cublas_sb(blas, A[g], B[g], C[g], 1, M, NK[g][0], NK[g][1], st);
-      return XS_OK;
+      return;
     }
     xs_gemm_args a = args0;
     a.M = M, a.N = NK[g][0], a.K = NK[g][1], a.A = A[g], a.B = B[g], a.C = C[g];
     a.version = (xs_gemm_version)cver[c];
     xs_gemm_schedule sp = sc;
     sp.pdl = cpdl[c];
-    return xs_gemm_run(&a, e, sp, st);
-  };
-  auto run = [&](int c, int g, cudaStream_t st = NULL) {
-    if (usable[c][g]) CX(run_r(c, g, st));
+    CX(xs_gemm_run(&a, e, sp, st));
   };
   int ok = 1;
   printf("## TP layer, Llama-3-70B at TP 8, M = %d tokens (QKV, O, gate/up, down)\n", M);
@@ -772,11 +764,7 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
     for (int c = 0; c < NC; c++) {
       if (c == 2) continue;
       CX(xsg_poison(C[g], (int64_t)n));
-      if (run_r(c, g) != XS_OK) {
-        printf("   %-8s %-14s refused: %s\n", gname[g], cname[c], xs_last_error());
-        usable[c][g] = 0;
-        continue;
-      }
+      run(c, g);
       CK(cudaDeviceSynchronize());
       uint16_t* out = to_host(C[g], n);
       for (size_t i = 0; i < n; i++)
@@ -796,8 +784,6 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   for (int i = 0; i < 2 * NG; i++)
     CK(cudaEventCreate(&ev[i]));
   double* t = (double*)calloc((size_t)NC * (NG + 1) * rounds, sizeof(double));
-  /* a configuration's layer time counts the GEMMs it refused at cuBLAS's time of the round (so
-   * that its layer column stays comparable); its own column for that GEMM reads 0 */
   for (int r = -1; r < rounds; r++) {
     int order[NC];
     xsg_round_order(order, NC, r < 0 ? 0 : r);
@@ -818,17 +804,14 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
         }
       }
       if (r < 0) continue;
-      for (int g = 0; g < NG; g++)
-        t[((size_t)c * (NG + 1) + g) * rounds + r] = usable[c][g] ? sum[g] / reps : 0;
-    }
-  }
-  for (int c = 0; c < NC; c++) /* the layer: refused GEMMs at cuBLAS's time of the round */
-    for (int r = 0; r < rounds; r++) {
       double tot = 0;
-      for (int g = 0; g < NG; g++)
-        tot += t[((size_t)(usable[c][g] ? c : 2) * (NG + 1) + g) * rounds + r];
+      for (int g = 0; g < NG; g++) {
+        t[((size_t)c * (NG + 1) + g) * rounds + r] = sum[g] / reps;
+        tot += sum[g] / reps;
+      }
       t[((size_t)c * (NG + 1) + NG) * rounds + r] = tot;
     }
+  }
   double* q = (double*)malloc(sizeof(double) * rounds);
   printf("   %-14s", "us");
   for (int g = 0; g <= NG; g++)
@@ -837,10 +820,6 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
   for (int c = 0; c < NC; c++) {
     printf("   %-14s", cname[c]);
     for (int g = 0; g <= NG; g++) {
-      if (g < NG && !usable[c][g]) {
-        printf(" %6s %5s", "-", "-");
-        continue;
-      }
       const double* tc = t + ((size_t)c * (NG + 1) + g) * rounds;
       const double* tb = t + ((size_t)2 * (NG + 1) + g) * rounds;
       for (int r = 0; r < rounds; r++)
@@ -863,7 +842,7 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
     auto layers = [&](int c) {
       for (int i = 0; i < reps; i++)
         for (int g = 0; g < NG; g++)
-          run(usable[c][g] ? c : 2, g, ls);
+          run(c, g, ls);
     };
     for (int j = 0; j < nl; j++) /* warm: split workspaces made for `ls` outside any capture */
       layers(lcc[j]);

@@ -596,7 +596,7 @@ XS_DEV void xs_mbar_arrive_cluster(uint32_t addr) {
  * shared::cluster address `addr` (xs_mapa_u32: this CTA's or another's) with release at CTA
  * scope, the PTX default (a bare SYNCS.ARRIVE.TRANS64.RED on sm_90; CUTLASS's
  * ClusterBarrier::arrive(cta_id) emits the same). For a ring slot's release to producers that
- * multicast into it (GEMM v8, v14's pairs): the hazard is write-after-read between the wgmma reads
+ * multicast into it (GEMM v8): the hazard is write-after-read between the wgmma reads
  * (retired: the caller returned from wgmma.wait_group) and the producers' TMA writes, issued
  * after they observe the phase; no generic-proxy data crosses CTAs through the barrier.
  * NOTE: not `.release.cluster` (xs_mbar_arrive_cluster): ptxas (CUDA 13.0, sm_90a) puts
@@ -609,8 +609,8 @@ XS_DEV void xs_mbar_arrive_remote_cta(uint32_t addr) {
 /* mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [addr]: one arrival on the barrier at
  * shared::cluster address `addr` (xs_mapa_u32: this CTA's or another's). Relaxed: it orders
  * nothing by itself (a fence before it does: xs_fence_acq_rel_cluster, once for several
- * arrivals); the release form puts a GPU-scope fence in front of every arrival (gemm_v8.cu
- * xs_mbar_arrive_remote_cta). */
+ * arrivals); the release form puts a GPU-scope fence in front of every arrival
+ * (xs_mbar_arrive_remote_cta). */
 XS_DEV void xs_mbar_arrive_cluster_relaxed(uint32_t addr) {
   asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(addr)
                : "memory");
