@@ -32,13 +32,16 @@
  * cuBLAS; --all: issue 5's twelve balanced cases (DeepSeek-V3 and Qwen3-235B, 8 and 64 experts,
  * 16, 128 and 512 tokens per expert) instead of five.
  *
+ * --mlp: a MoE expert MLP timed whole (ours fused against cuBLAS's unfused path; back to back
+ * and in a CUDA graph; run_mlp); --all: issue 5's twelve balanced cases.
+ *
  * --tp-layer: a tensor-parallel layer's four dense GEMMs (Llama-3-70B, TP 8; M = 512, 2048,
  * 8192, or the list of --tp-m M1,M2,...) in their order, AUTO for each, v3 for all, and cuBLAS
  * (run_tp_layer), then the layer timed whole (no events between its GEMMs), back to back and in
  * a CUDA graph; --tp-pdl adds AUTO with programmatic dependent launch.
  *
  * Run:  build/bench_gemm_chain [--rounds R] [--reps N]
- *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-pdl]
+ *         [--dense | --tp-layer [--tp-m M1,M2,..] [--tp-pdl] | --mlp [--all]
  *          | --layer [--gap-us G] [--ctx-version V] [--ctx-layer] [--lean] [--all]]
  *         (exit 77 without a GPU)
  */
@@ -708,6 +711,134 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
   return ok;
 }
 
+/* --mlp (session 26): a MoE expert MLP timed whole, as a serving step runs it: ours (Linear-1
+ * with SiLU*mul fused, then Linear-2; AUTO; plain and with PDL) against cuBLAS's unfused path
+ * (strided-batched Linear-1 into [E, T, 2I], the bench's SiLU*mul kernel, strided-batched
+ * Linear-2; and its two GEMMs alone, without the activation kernel: what cuBLAS's path costs at
+ * the least, its output not an MLP's): `reps` MLPs back to back between two events on a stream of
+ * their own, and the same `reps` captured once in a CUDA graph and replayed; interleaved per round.
+ * First the outputs: ours (poisoned first) against the unfused path by relative Frobenius error
+ * (the two round Linear-1's output differently: ours once after SiLU*mul, cuBLAS's path gate and up
+ * before), and ours with PDL bit for bit against ours without. */
+static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
+  enum { NM = 4 };
+  static const char* name[NM] = {"auto", "auto, PDL", "cublas unfused", "cublas GEMMs only"};
+  const int E = k->E, T = k->T, H = k->H, I = k->I;
+  mlp m;
+  mlp_init(&m, k);
+  void *Yf, *Ys, *Yc; /* the unfused path: [E, T, 2I], [E, T, I], [E, T, H] */
+  CK(cudaMalloc(&Yf, (size_t)E * T * 2 * I * 2));
+  CK(cudaMalloc(&Ys, (size_t)E * T * I * 2));
+  CK(cudaMalloc(&Yc, (size_t)E * T * H * 2));
+  xs_gemm_epilogue esilu = XS_GEMM_EPILOGUE_INITIALIZER;
+  const xs_gemm_epilogue eplain = XS_GEMM_EPILOGUE_INITIALIZER;
+  esilu.act = XS_GEMM_ACT_SILU_MUL;
+  cudaStream_t ls;
+  CK(cudaStreamCreateWithFlags(&ls, cudaStreamNonBlocking));
+  auto path = [&](int c) {
+    if (c >= 2) { /* 3: without the activation kernel (a floor for that path; Ys is stale) */
+      cublas_sb(blas, m.X, m.W1, Yf, E, T, 2 * I, H, ls);
+      if (c == 2) CX(xsg_bench_silu_mul(Ys, Yf, m.d_counts, E, T, I, ls));
+      cublas_sb(blas, Ys, m.W2, Yc, E, T, H, I, ls);
+      return;
+    }
+    xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
+    sc.pdl = c == 1;
+    CX(xs_gemm_run(&m.a1, esilu, sc, ls));
+    CX(xs_gemm_run(&m.a2, eplain, sc, ls));
+  };
+  /* correctness */
+  const size_t n = (size_t)E * T * H;
+  CX(xsg_poison(Yc, (int64_t)n));
+  path(2);
+  CK(cudaStreamSynchronize(ls));
+  uint16_t* ref = to_host(Yc, n);
+  uint16_t* out[2];
+  for (int c = 0; c < 2; c++) {
+    CX(xsg_poison(m.Y2, (int64_t)n));
+    path(c);
+    CK(cudaStreamSynchronize(ls));
+    out[c] = to_host(m.Y2, n);
+  }
+  double num = 0, den = 0;
+  size_t differ = 0;
+  for (size_t i = 0; i < n; i++) {
+    const double d = (double)bf2f(out[0][i]) - bf2f(ref[i]);
+    num += d * d, den += (double)bf2f(ref[i]) * bf2f(ref[i]);
+    differ += out[0][i] != out[1][i];
+  }
+  const double rel = sqrt(num / (den > 0 ? den : 1));
+  const int ok = rel < 2e-2 && differ == 0; /* (NaN fails too) */
+  printf(
+      "## %s, the expert MLP whole (MASKED, E=%d, %d tokens each, H=%d, I=%d): ours against the "
+      "unfused cuBLAS path rel. Frobenius error %.2e, with PDL %zu values differ from without%s\n",
+      k->name, E, T, H, I, rel, differ, ok ? "" : "  FAIL: not timed");
+  free(ref), free(out[0]), free(out[1]);
+  if (ok) {
+    for (int c = 0; c < NM; c++) /* warm (the split workspaces for `ls`) */
+      path(c);
+    CK(cudaStreamSynchronize(ls));
+    cudaGraphExec_t gx[NM];
+    for (int c = 0; c < NM; c++) {
+      cudaGraph_t gr;
+      CK(cudaStreamBeginCapture(ls, cudaStreamCaptureModeThreadLocal));
+      for (int i = 0; i < reps; i++)
+        path(c);
+      CK(cudaStreamEndCapture(ls, &gr));
+      CK(cudaGraphInstantiate(&gx[c], gr, 0));
+      CK(cudaGraphDestroy(gr));
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    double* t = (double*)calloc((size_t)2 * NM * rounds, sizeof(double));
+    double* q = (double*)malloc(sizeof(double) * rounds);
+    for (int r = -1; r < rounds; r++) {
+      int order[NM];
+      xsg_round_order(order, NM, r < 0 ? 0 : r);
+      for (int graph = 0; graph < 2; graph++)
+        for (int j = 0; j < NM; j++) {
+          const int c = order[j];
+          CK(cudaEventRecord(e0, ls));
+          if (graph)
+            CK(cudaGraphLaunch(gx[c], ls));
+          else
+            for (int i = 0; i < reps; i++)
+              path(c);
+          CK(cudaEventRecord(e1, ls));
+          CK(cudaEventSynchronize(e1));
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, e0, e1));
+          if (r >= 0) t[(graph * NM + c) * rounds + r] = 1e3 * ms / reps;
+        }
+    }
+    for (int graph = 0; graph < 2; graph++) {
+      printf("   %-15s us (cuBLAS unfused / row):", graph ? "in a CUDA graph" : "back to back");
+      const double* tb = t + (graph * NM + 2) * rounds;
+      for (int c = 0; c < NM; c++) {
+        const double* tc = t + (graph * NM + c) * rounds;
+        for (int r = 0; r < rounds; r++)
+          q[r] = tb[r] / tc[r];
+        printf(" %s %.1f (%.3f)%s", name[c], median((double*)tc, rounds), median(q, rounds),
+               c < NM - 1 ? "," : "");
+      }
+      const double* tg = t + (graph * NM + 3) * rounds; /* cuBLAS's GEMMs alone / ours */
+      for (int r = 0; r < rounds; r++)
+        q[r] = tg[r] / t[(graph * NM + 0) * rounds + r];
+      printf("; cuBLAS's GEMMs alone / auto %.3f\n", median(q, rounds));
+    }
+    for (int c = 0; c < NM; c++)
+      CK(cudaGraphExecDestroy(gx[c]));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    free(t), free(q);
+  }
+  CK(cudaStreamDestroy(ls));
+  cudaFree(Yf), cudaFree(Ys), cudaFree(Yc);
+  mlp_free(&m);
+  return ok;
+}
+
 /* --tp-layer: a tensor-parallel transformer layer's four dense GEMMs in their order (QKV, O,
  * gate/up, down; Llama-3-70B at TP = 8, M tokens), each timed between two events, by
  * configuration: AUTO for each (its picks differ from GEMM to GEMM), v3 for all four (one kernel
@@ -1189,12 +1320,14 @@ int main(int argc, char** argv) {
       dense = 3;
     else if (!strcmp(argv[i], "--tp-pdl"))
       g_tp_pdl = 1;
+    else if (!strcmp(argv[i], "--mlp"))
+      dense = 6;
     else {
       fprintf(stderr,
               "usage: %s [--rounds R] [--reps N] [--dense | --layer [--gap-us G] [--ctx-version V] "
               "[--ctx-layer] [--lean] [--all] [--probe-hint H] | --switch | --splitk [--shapes "
               "M,N,K/...] [--unsplit-only] | --tp-layer [--tp-m "
-              "M,...] [--tp-pdl]]\n",
+              "M,...] [--tp-pdl] | --mlp [--all]]\n",
               argv[0]);
       return 2;
     }
@@ -1278,11 +1411,13 @@ int main(int argc, char** argv) {
         {"Qwen3-235B E=64 T=128", 64, 128, 4096, 1536},
         {"Qwen3-235B E=64 T=512", 64, 512, 4096, 1536},
     };
-    const chain_case* list = g_all && dense == 2 ? all : cases;
-    const size_t nlist =
-        g_all && dense == 2 ? sizeof all / sizeof all[0] : sizeof cases / sizeof cases[0];
+    const int twelve = g_all && (dense == 2 || dense == 6);
+    const chain_case* list = twelve ? all : cases;
+    const size_t nlist = twelve ? sizeof all / sizeof all[0] : sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < nlist; i++)
-      ok &= dense == 2 ? run_layer(&list[i], rounds, reps, blas) : run_case(&list[i], rounds, reps);
+      ok &= dense == 2   ? run_layer(&list[i], rounds, reps, blas)
+            : dense == 6 ? run_mlp(&list[i], rounds, reps, blas)
+                         : run_case(&list[i], rounds, reps);
   }
   if (blas) cublasDestroy(blas);
   printf("# %s\n", ok ? "all checks passed" : "CHECK FAILED");

@@ -2,8 +2,8 @@
 # gemm.sh — issue 5 on the H200, from the repo root, with ./build already built (no rebuild):
 # SASS check (HGMMA present, no local-memory spills in the GEMM kernels), a small smoke run,
 # the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead), a TP
-# layer's dense GEMMs at 128-2048 tokens (v14's range) and a grouped (MoE) set: the quick set,
-# then the full sweep. The bench times cuBLAS and every version
+# layer's dense GEMMs at 128-2048 tokens (v14's range), the twelve balanced MoE cases as whole
+# expert MLPs, and a grouped (MoE) set: the quick set, then the full sweep. The bench times cuBLAS and every version
 # of a case interleaved (rounds of one batch each, ratios = medians of per-round ratios), so the
 # card's clock drift under load cancels; the SM clock and power are logged after each bench step.
 # The dense bench runs twice: ratios and the hook overhead must hold in both passes. Everything
@@ -67,6 +67,10 @@ clocks "after bench dense (again)"
 step "tp layer (128-2048 tokens)" "$(left 30)" build/bench_gemm_chain --tp-layer \
   --tp-m 128,256,512,2048 --rounds 10 --reps 10
 step "bench dense 512x1280x8192" "$(left 15)" "$BIN" bench gemm --M 512 --N 1280 --K 8192
+# issue 5's twelve balanced MoE cases as whole expert MLPs (ours fused against cuBLAS's unfused
+# path and its two GEMMs alone; back to back and in a CUDA graph; session 26)
+step "expert MLP whole (12 cases)" "$(left 40)" build/bench_gemm_chain --mlp --all --rounds 8 \
+  --reps 10
 step "bench grouped full" "$(left 160)" "$BIN" bench gemm --grouped
 clocks "after bench grouped full"
 
@@ -85,8 +89,11 @@ clocks "after bench grouped full"
   echo
   echo "--- timing method (dense: cuBLAS, then AUTO's pick, each timed alone after the rounds; ms, TFLOP/s, ratio)"
   grep -E '^  (cublas alone|auto -> v[0-9]+ alone) ' "$LOG" || echo "(none)"
-  echo "--- TP layer (Llama-3-70B TP8, cuBLAS / row in brackets)"
-  grep -E '^## TP layer|^   (auto|cublas) ' "$LOG" || echo "(none)"
+  echo "--- TP layer (Llama-3-70B TP8, cuBLAS / row in brackets; then the layer timed whole)"
+  grep -E '^## TP layer|^   (auto|cublas) |^   the layer whole' "$LOG" || echo "(none)"
+  echo "--- expert MLP timed whole (ours fused; cuBLAS unfused / row in brackets)"
+  grep -E 'the expert MLP whole|^   (back to back|in a CUDA graph) ' "$LOG" | \
+    sed -e 's/, the expert MLP whole (MASKED[^:]*: ours against the unfused cuBLAS path/:/' || echo "(none)"
   echo "--- bench summaries (interleaved ratios; TFLOP/s from median times)"
   awk '/^# summary/{on=1} on && NF {print} /^=== /{on=0}' "$LOG" | grep -v -e '^===' -e '^--- clocks' || echo "(none)"
   echo "--- targets (issue 5; verdict on AUTO's pick; dense twice: both passes should meet)"

@@ -51,6 +51,12 @@ xs_result xsg_bench_idle(int us, void* stream) {
   return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm bench: this build has no CUDA");
 }
 
+xs_result xsg_bench_silu_mul(void* out, const void* full, const int32_t* counts, int E, int rows,
+                             int I, void* stream) {
+  (void)out, (void)full, (void)counts, (void)E, (void)rows, (void)I, (void)stream;
+  return xsi_set_error(XS_ERR_UNSUPPORTED, "gemm bench: this build has no CUDA");
+}
+
 xs_result xsg_bench_run(xsg_bench_row* rows, int max_rows, int* nrows, char* detail,
                         size_t detail_len, const xsg_bench_case* c, xsg_bench_vs* vs) {
   (void)rows;

@@ -686,18 +686,20 @@ __global__ void silu_mul_bf16(uint16_t* out, const uint16_t* full, const int32_t
 
 /* Launch silu_mul_bf16 over E experts of at most max_count rows each. */
 xs_result silu_mul_rows(void* out, const void* full, const void* offsets, const void* counts,
-                        int stride, int E, int max_count, int I) {
+                        int stride, int E, int max_count, int I, cudaStream_t stream = NULL) {
   const int vec = I % 8 == 0;
   const int64_t per_expert = (int64_t)max_count * (vec ? I / 8 : I);
   int bx = (int)((per_expert + 255) / 256);
   bx = bx < 1 ? 1 : bx > 1024 ? 1024 : bx;
   const dim3 grid((unsigned)bx, (unsigned)E);
   if (vec)
-    silu_mul_bf16<true><<<grid, 256>>>((uint16_t*)out, (const uint16_t*)full,
-                                       (const int32_t*)offsets, (const int32_t*)counts, stride, I);
+    silu_mul_bf16<true><<<grid, 256, 0, stream>>>((uint16_t*)out, (const uint16_t*)full,
+                                                  (const int32_t*)offsets, (const int32_t*)counts,
+                                                  stride, I);
   else
-    silu_mul_bf16<false><<<grid, 256>>>((uint16_t*)out, (const uint16_t*)full,
-                                        (const int32_t*)offsets, (const int32_t*)counts, stride, I);
+    silu_mul_bf16<false><<<grid, 256, 0, stream>>>((uint16_t*)out, (const uint16_t*)full,
+                                                   (const int32_t*)offsets, (const int32_t*)counts,
+                                                   stride, I);
   return cuda_ok(cudaGetLastError(), "silu_mul_bf16 launch");
 }
 
@@ -1185,6 +1187,13 @@ xs_result grouped_case(bench* b, const xsg_bench_case* c, char* detail, size_t d
 extern "C" xs_result xsg_bench_idle(int us, void* stream) {
   idle_spin<<<1, 1, 0, (cudaStream_t)stream>>>(1000LL * us);
   return cuda_ok(cudaGetLastError(), "idle spin");
+}
+
+extern "C" xs_result xsg_bench_silu_mul(void* out, const void* full, const int32_t* counts, int E,
+                                        int rows, int I, void* stream) {
+  XSI_ARG(out && full && counts && E >= 1 && rows >= 1 && I >= 1,
+          "gemm bench: silu_mul: bad arguments");
+  return silu_mul_rows(out, full, NULL, counts, rows, E, rows, I, (cudaStream_t)stream);
 }
 
 extern "C" int xsg_bench_clusters2(void) {

@@ -140,6 +140,13 @@ int xsg_bench_clusters2(void);
  * XS_ERR_CUDA when the launch fails; XS_ERR_UNSUPPORTED without CUDA. */
 xs_result xsg_bench_idle(int us, void* stream);
 
+/* The unfused path's activation (the bench's baseline kernel, not the library's): out[e, r, c] =
+ * silu(full[e, r, c]) * full[e, r, c + I] for the first counts[e] (device) of `rows` rows of each
+ * of E experts; full [E, rows, 2I] and out [E, rows, I] bf16, fp32 math. On `stream` (a
+ * cudaStream_t; NULL: the legacy default stream). XS_ERR_UNSUPPORTED without CUDA. */
+xs_result xsg_bench_silu_mul(void* out, const void* full, const int32_t* counts, int E, int rows,
+                             int I, void* stream);
+
 /* Run one case; fills rows[0..*nrows). The first row is the cuBLAS baseline. Needs a GPU
  * (XS_ERR_NO_DEVICE). `detail` (may be NULL) receives a description of the case, e.g. the
  * expert counts and the ratios against the batched paths; `vs` (may be NULL) those ratios. */
