@@ -54,6 +54,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <vector>
+
 #include "kernels/gemm/bench.h"
 #include "kernels/gemm/check.h"
 #include "kernels/gemm/gemm_internal.h"
@@ -711,6 +713,57 @@ static int run_layer(const chain_case* k, int rounds, int reps, cublasHandle_t b
   return ok;
 }
 
+/* Timed whole (session 26): `reps` calls of body(c) back to back between two events on stream
+ * `st` (no events between the kernels, so that a launch may overlap the one before it), and the
+ * same `reps` calls captured once in a CUDA graph and replayed; the n configurations interleaved
+ * per round (round -1 warms up; each configuration runs once before the captures, so the split
+ * workspaces exist for `st` outside any capture). Returns t, calloc'ed: t[(graph * n + c) *
+ * rounds + r] = µs per call (graph 0: plain launches, 1: the graph). */
+template <class Body>
+static double* time_whole(int n, int rounds, int reps, cudaStream_t st, Body body) {
+  for (int c = 0; c < n; c++)
+    body(c);
+  CK(cudaStreamSynchronize(st));
+  std::vector<cudaGraphExec_t> gx((size_t)n);
+  for (int c = 0; c < n; c++) {
+    cudaGraph_t gr;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < reps; i++)
+      body(c);
+    CK(cudaStreamEndCapture(st, &gr));
+    CK(cudaGraphInstantiate(&gx[(size_t)c], gr, 0));
+    CK(cudaGraphDestroy(gr));
+  }
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  double* t = (double*)calloc((size_t)2 * n * rounds, sizeof(double));
+  std::vector<int> order((size_t)n);
+  for (int r = -1; r < rounds; r++) {
+    xsg_round_order(order.data(), n, r < 0 ? 0 : r);
+    for (int graph = 0; graph < 2; graph++)
+      for (int j = 0; j < n; j++) {
+        const int c = order[(size_t)j];
+        CK(cudaEventRecord(e0, st));
+        if (graph)
+          CK(cudaGraphLaunch(gx[(size_t)c], st));
+        else
+          for (int i = 0; i < reps; i++)
+            body(c);
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 0) t[((size_t)graph * n + c) * rounds + r] = 1e3 * ms / reps;
+      }
+  }
+  for (int c = 0; c < n; c++)
+    CK(cudaGraphExecDestroy(gx[(size_t)c]));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return t;
+}
+
 /* --mlp (session 26): a MoE expert MLP timed whole, as a serving step runs it: ours (Linear-1
  * with SiLU*mul fused, then Linear-2; AUTO; plain and with PDL) against cuBLAS's unfused path
  * (strided-batched Linear-1 into [E, T, 2I], the bench's SiLU*mul kernel, strided-batched
@@ -775,43 +828,8 @@ static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t bla
       k->name, E, T, H, I, rel, differ, ok ? "" : "  FAIL: not timed");
   free(ref), free(out[0]), free(out[1]);
   if (ok) {
-    for (int c = 0; c < NM; c++) /* warm (the split workspaces for `ls`) */
-      path(c);
-    CK(cudaStreamSynchronize(ls));
-    cudaGraphExec_t gx[NM];
-    for (int c = 0; c < NM; c++) {
-      cudaGraph_t gr;
-      CK(cudaStreamBeginCapture(ls, cudaStreamCaptureModeThreadLocal));
-      for (int i = 0; i < reps; i++)
-        path(c);
-      CK(cudaStreamEndCapture(ls, &gr));
-      CK(cudaGraphInstantiate(&gx[c], gr, 0));
-      CK(cudaGraphDestroy(gr));
-    }
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    double* t = (double*)calloc((size_t)2 * NM * rounds, sizeof(double));
+    double* t = time_whole(NM, rounds, reps, ls, path);
     double* q = (double*)malloc(sizeof(double) * rounds);
-    for (int r = -1; r < rounds; r++) {
-      int order[NM];
-      xsg_round_order(order, NM, r < 0 ? 0 : r);
-      for (int graph = 0; graph < 2; graph++)
-        for (int j = 0; j < NM; j++) {
-          const int c = order[j];
-          CK(cudaEventRecord(e0, ls));
-          if (graph)
-            CK(cudaGraphLaunch(gx[c], ls));
-          else
-            for (int i = 0; i < reps; i++)
-              path(c);
-          CK(cudaEventRecord(e1, ls));
-          CK(cudaEventSynchronize(e1));
-          float ms = 0;
-          CK(cudaEventElapsedTime(&ms, e0, e1));
-          if (r >= 0) t[(graph * NM + c) * rounds + r] = 1e3 * ms / reps;
-        }
-    }
     for (int graph = 0; graph < 2; graph++) {
       printf("   %-15s us (cuBLAS unfused / row):", graph ? "in a CUDA graph" : "back to back");
       const double* tb = t + (graph * NM + 2) * rounds;
@@ -827,10 +845,6 @@ static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t bla
         q[r] = tg[r] / t[(graph * NM + 0) * rounds + r];
       printf("; cuBLAS's GEMMs alone / auto %.3f\n", median(q, rounds));
     }
-    for (int c = 0; c < NM; c++)
-      CK(cudaGraphExecDestroy(gx[c]));
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
     free(t), free(q);
   }
   CK(cudaStreamDestroy(ls));
@@ -960,66 +974,31 @@ static int run_tp_layer(int M, int rounds, int reps, cublasHandle_t blas) {
     printf("\n");
   }
   {
-    /* The layer timed whole, as a serving step runs it: `reps` layers back to back between two
-     * events on a stream of their own, no events between the GEMMs (so that a launch may overlap
-     * the kernel before it: PDL, cuBLAS's own kernels), and the same `reps` layers captured once
-     * in a CUDA graph and replayed; AUTO, (--tp-pdl) AUTO with PDL, and cuBLAS, interleaved per
-     * round. The per-GEMM table above pays an event between GEMMs, which hides what a kernel's
-     * start and end cost beside its neighbours (session 26). */
+    /* The layer timed whole, as a serving step runs it (time_whole: back to back with no events
+     * between the GEMMs, so that a launch may overlap the kernel before it, and in a CUDA graph);
+     * AUTO, (--tp-pdl) AUTO with PDL, and cuBLAS. The per-GEMM table above pays an event between
+     * GEMMs, which hides what a kernel's start and end cost beside its neighbours (session 26). */
     const int nl = g_tp_pdl ? 3 : 2; /* configurations, cuBLAS last */
     const int lcc[3] = {0, g_tp_pdl ? 3 : 2, 2};
     cudaStream_t ls;
     CK(cudaStreamCreateWithFlags(&ls, cudaStreamNonBlocking));
-    auto layers = [&](int c) {
-      for (int i = 0; i < reps; i++)
-        for (int g = 0; g < NG; g++)
-          run(c, g, ls);
-    };
-    for (int j = 0; j < nl; j++) /* warm: split workspaces made for `ls` outside any capture */
-      layers(lcc[j]);
-    CK(cudaStreamSynchronize(ls));
-    cudaGraphExec_t gx[3];
-    for (int j = 0; j < nl; j++) {
-      cudaGraph_t gr;
-      CK(cudaStreamBeginCapture(ls, cudaStreamCaptureModeThreadLocal));
-      layers(lcc[j]);
-      CK(cudaStreamEndCapture(ls, &gr));
-      CK(cudaGraphInstantiate(&gx[j], gr, 0));
-      CK(cudaGraphDestroy(gr));
-    }
-    double* tl = (double*)calloc((size_t)2 * 3 * rounds, sizeof(double));
-    for (int r = -1; r < rounds; r++) {
-      int order[3];
-      xsg_round_order(order, nl, r < 0 ? 0 : r);
-      for (int graph = 0; graph < 2; graph++)
-        for (int j = 0; j < nl; j++) {
-          const int k = order[j];
-          CK(cudaEventRecord(ev[0], ls));
-          if (graph)
-            CK(cudaGraphLaunch(gx[k], ls));
-          else
-            layers(lcc[k]);
-          CK(cudaEventRecord(ev[1], ls));
-          CK(cudaEventSynchronize(ev[1]));
-          float ms = 0;
-          CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
-          if (r >= 0) tl[(graph * 3 + k) * rounds + r] = 1e3 * ms / reps;
-        }
-    }
+    /* per call: one layer of configuration lcc[j] */
+    double* tl = time_whole(nl, rounds, reps, ls, [&](int j) {
+      for (int g = 0; g < NG; g++)
+        run(lcc[j], g, ls);
+    });
     for (int graph = 0; graph < 2; graph++) {
       printf("   the layer whole, %-14s us (cuBLAS / row):",
              graph ? "in a CUDA graph" : "back to back");
-      const double* tb = tl + (graph * 3 + nl - 1) * rounds;
+      const double* tb = tl + (graph * nl + nl - 1) * rounds;
       for (int j = 0; j < nl; j++) {
-        const double* tc = tl + (graph * 3 + j) * rounds;
+        const double* tc = tl + (graph * nl + j) * rounds;
         for (int r = 0; r < rounds; r++)
           q[r] = tb[r] / tc[r];
         printf(" %s %.1f (%.3f)%s", cname[lcc[j]], median((double*)tc, rounds), median(q, rounds),
                j < nl - 1 ? "," : "\n");
       }
     }
-    for (int j = 0; j < nl; j++)
-      CK(cudaGraphExecDestroy(gx[j]));
     CK(cudaStreamDestroy(ls));
     free(tl);
   }
