@@ -772,10 +772,12 @@ static double* time_whole(int n, int rounds, int reps, cudaStream_t st, Body bod
  * their own, and the same `reps` captured once in a CUDA graph and replayed; interleaved per round.
  * First the outputs: ours (poisoned first) against the unfused path by relative Frobenius error
  * (the two round Linear-1's output differently: ours once after SiLU*mul, cuBLAS's path gate and up
- * before), and ours with PDL bit for bit against ours without. */
+ * before), and ours with PDL bit for bit against ours without; ours with both GEMMs asking for
+ * XS_GEMM_CONTEXT_LAYER (what docs/gemm.md advises for MoE layers) checked and timed beside. */
 static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t blas) {
-  enum { NM = 4 };
-  static const char* name[NM] = {"auto", "auto, PDL", "cublas unfused", "cublas GEMMs only"};
+  enum { NM = 5 };
+  static const char* name[NM] = {"auto", "auto, PDL", "cublas unfused", "cublas GEMMs only",
+                                 "auto, LAYER"};
   const int E = k->E, T = k->T, H = k->H, I = k->I;
   mlp m;
   mlp_init(&m, k);
@@ -789,7 +791,7 @@ static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t bla
   cudaStream_t ls;
   CK(cudaStreamCreateWithFlags(&ls, cudaStreamNonBlocking));
   auto path = [&](int c) {
-    if (c >= 2) { /* 3: without the activation kernel (a floor for that path; Ys is stale) */
+    if (c == 2 || c == 3) { /* 3: without the activation kernel (a floor; Ys is stale) */
       cublas_sb(blas, m.X, m.W1, Yf, E, T, 2 * I, H, ls);
       if (c == 2) CX(xsg_bench_silu_mul(Ys, Yf, m.d_counts, E, T, I, ls));
       cublas_sb(blas, Ys, m.W2, Yc, E, T, H, I, ls);
@@ -797,8 +799,10 @@ static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t bla
     }
     xs_gemm_schedule sc = XS_GEMM_SCHEDULE_INITIALIZER;
     sc.pdl = c == 1;
-    CX(xs_gemm_run(&m.a1, esilu, sc, ls));
-    CX(xs_gemm_run(&m.a2, eplain, sc, ls));
+    xs_gemm_args a1 = m.a1, a2 = m.a2; /* 4: both with context = LAYER (docs/gemm.md) */
+    if (c == 4) a1.context = a2.context = XS_GEMM_CONTEXT_LAYER;
+    CX(xs_gemm_run(&a1, esilu, sc, ls));
+    CX(xs_gemm_run(&a2, eplain, sc, ls));
   };
   /* correctness */
   const size_t n = (size_t)E * T * H;
@@ -806,27 +810,28 @@ static int run_mlp(const chain_case* k, int rounds, int reps, cublasHandle_t bla
   path(2);
   CK(cudaStreamSynchronize(ls));
   uint16_t* ref = to_host(Yc, n);
-  uint16_t* out[2];
-  for (int c = 0; c < 2; c++) {
+  uint16_t* out[3]; /* AUTO, AUTO with PDL, AUTO with LAYER */
+  for (int c = 0; c < 3; c++) {
     CX(xsg_poison(m.Y2, (int64_t)n));
-    path(c);
+    path(c == 2 ? 4 : c);
     CK(cudaStreamSynchronize(ls));
     out[c] = to_host(m.Y2, n);
   }
-  double num = 0, den = 0;
+  double num = 0, num_l = 0, den = 0;
   size_t differ = 0;
   for (size_t i = 0; i < n; i++) {
     const double d = (double)bf2f(out[0][i]) - bf2f(ref[i]);
-    num += d * d, den += (double)bf2f(ref[i]) * bf2f(ref[i]);
+    const double dl = (double)bf2f(out[2][i]) - bf2f(ref[i]);
+    num += d * d, num_l += dl * dl, den += (double)bf2f(ref[i]) * bf2f(ref[i]);
     differ += out[0][i] != out[1][i];
   }
-  const double rel = sqrt(num / (den > 0 ? den : 1));
-  const int ok = rel < 2e-2 && differ == 0; /* (NaN fails too) */
-  printf(
-      "## %s, the expert MLP whole (MASKED, E=%d, %d tokens each, H=%d, I=%d): ours against the "
-      "unfused cuBLAS path rel. Frobenius error %.2e, with PDL %zu values differ from without%s\n",
-      k->name, E, T, H, I, rel, differ, ok ? "" : "  FAIL: not timed");
-  free(ref), free(out[0]), free(out[1]);
+  const double rel = sqrt(num / (den > 0 ? den : 1)), rel_l = sqrt(num_l / (den > 0 ? den : 1));
+  const int ok = rel < 2e-2 && rel_l < 2e-2 && differ == 0; /* (NaN fails too) */
+  printf("## %s, the expert MLP whole (MASKED, E=%d, %d tokens each, H=%d, I=%d): ours against the "
+         "unfused cuBLAS path rel. Frobenius error %.2e (with LAYER %.2e), with PDL %zu values "
+         "differ from without%s\n",
+         k->name, E, T, H, I, rel, rel_l, differ, ok ? "" : "  FAIL: not timed");
+  free(ref), free(out[0]), free(out[1]), free(out[2]);
   if (ok) {
     double* t = time_whole(NM, rounds, reps, ls, path);
     double* q = (double*)malloc(sizeof(double) * rounds);
