@@ -4,8 +4,9 @@
 # the CPU and GPU tests, `xstage bench gemm` on the issue's dense shapes (+ hook overhead), a TP
 # layer's dense GEMMs at 128-2048 tokens (v14's range), the twelve balanced MoE cases as whole
 # expert MLPs, and a grouped (MoE) set: the quick set, then the full sweep. The bench times
-# cuBLAS and every version of a case interleaved (rounds of one batch each, ratios = medians of per-round ratios), so the
-# card's clock drift under load cancels; the SM clock and power are logged after each bench step.
+# cuBLAS and every version of a case interleaved (rounds of one batch each, ratios = medians of
+# per-round ratios), so the card's clock drift under load cancels; the SM clock and power are
+# logged after each bench step.
 # The dense bench runs twice: ratios and the hook overhead must hold in both passes. Everything
 # is logged to "$OUT/gemm.log"; the summary is printed last, the target verdicts at its end.
 # About 240 s at most: every step has its own timeout, the last ones share what is left.
