@@ -130,7 +130,10 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   if (wg == 0) {
     /* ================= producer ================= */
     xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
-    if (threadIdx.x != 0) return;
+    /* warp 0 walks the loop, one elected lane issues: the loop's values are warp-uniform, so
+     * the compiler keeps them in uniform registers, which the TMA instructions take */
+    if (threadIdx.x >= 32) return;
+    const bool leader = xs_elect_one();
     int s = 0;
     uint32_t phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
@@ -150,13 +153,16 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
          * 23, call A) */
         /* (probe 4, time only: A loaded at the slice's first k-block only) */
         const bool load_a = sk.probe != 4 || kb == kb0;
-        xs_mbar_arrive_expect_tx(&full[s], (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2) +
-                                               (load_a ? (uint32_t)sk.a_rows * (cfg::BK * 2) : 0u));
-        if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
-        xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
-        if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
-          xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
-                         b_row1, 0);
+        if (leader) {
+          xs_mbar_arrive_expect_tx(&full[s],
+                                   (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2) +
+                                       (load_a ? (uint32_t)sk.a_rows * (cfg::BK * 2) : 0u));
+          if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
+          xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
+          if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
+            xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
+                           b_row1, 0);
+        }
         if (++s == cfg::STAGES) {
           s = 0;
           phase ^= 1;

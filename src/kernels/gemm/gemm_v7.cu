@@ -337,7 +337,12 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32);
       if (TRACE && threadIdx.x == 96) trace[21] = xs_clock64();
     }
-    if (st < cfg::STREAMS && threadIdx.x % 32 == 0) {
+    /* warp st walks stream st's loop, one elected lane issues: the loop's values are
+     * warp-uniform, so the compiler keeps them in uniform registers, which the TMA instructions
+     * take (session 27). v9 (WIDE, 40 producer registers) keeps one thread per stream: its
+     * traced form spilled 4 bytes with the whole warp. */
+    if (st < cfg::STREAMS && (!cfg::WIDE || threadIdx.x % 32 == 0)) {
+      const bool leader = cfg::WIDE || xs_elect_one();
       uint8_t* ring = smem + st * cfg::STAGES * cfg::SLOT;
       uint64_t* my_full = full + st * cfg::STAGES;
       uint64_t* my_empty = empty + st * cfg::STAGES;
@@ -353,33 +358,36 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
         else
           xs_tma_load_3d(dst, map, bar, kb * cfg::BK, row, batch);
       };
-      if (TRACE) trace[22 + st] = xs_clock64();
+      if (TRACE && leader) trace[22 + st] = xs_clock64();
       /* Loads k-blocks [kb0, kb1) of a tile into the ring's next slots. */
       auto issue = [&](const v7_load& l, int kb0, int kb1) {
         for (int kb = kb0; kb < kb1; kb++) {
           xsg_wait_timed(&my_empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           uint8_t* slot = ring + s * cfg::SLOT;
-          xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
-          if (TRACE && first) trace[26 + st] = xs_clock64();
-          /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice).
-           * NOTE: v9 (BT = 128) loads without a policy: its producer spilled 4-8 bytes with the
-           * policy branches (and the library gives it none). */
-          const int kind_a = cfg::BT < 128 ? p.l2_hint & 3 : 0,
-                    kind_b = cfg::BT < 128 ? p.l2_hint >> 2 : 0;
-          if (BW == 64 && silu) { /* the 5-D map: {k, 8 rows, gate | up, 8-row group, expert} */
-            if (kind_b)
-              xs_tma_load_5d_hint(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
-                                  l.b_batch, xs_l2_policy(kind_b));
-            else
-              xs_tma_load_5d(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
-                             l.b_batch);
-          } else {
-            tma3(slot, &map_b, &my_full[s], kb, l.b_row0, l.b_batch, kind_b);
+          if (leader) {
+            xs_mbar_arrive_expect_tx(&my_full[s], l.bytes);
+            if (TRACE && first) trace[26 + st] = xs_clock64();
+            /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice).
+             * NOTE: v9 (BT = 128) loads without a policy: its producer spilled 4-8 bytes with the
+             * policy branches (and the library gives it none). */
+            const int kind_a = cfg::BT < 128 ? p.l2_hint & 3 : 0,
+                      kind_b = cfg::BT < 128 ? p.l2_hint >> 2 : 0;
+            if (BW == 64 && silu) { /* the 5-D map: {k, 8 rows, gate | up, 8-row group, expert} */
+              if (kind_b)
+                xs_tma_load_5d_hint(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
+                                    l.b_batch, xs_l2_policy(kind_b));
+              else
+                xs_tma_load_5d(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
+                               l.b_batch);
+            } else {
+              tma3(slot, &map_b, &my_full[s], kb, l.b_row0, l.b_batch, kind_b);
+            }
+            if (BW == 128 && l.b_row1 < p.N)
+              tma3(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb, l.b_row1, l.b_batch, kind_b);
+            tma3(slot + cfg::B_BYTES, &map_a, &my_full[s], kb, l.row0, l.a_batch, kind_a);
+            if (TRACE && first) trace[2 + st] = xs_clock64();
           }
-          if (BW == 128 && l.b_row1 < p.N)
-            tma3(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb, l.b_row1, l.b_batch, kind_b);
-          tma3(slot + cfg::B_BYTES, &map_a, &my_full[s], kb, l.row0, l.a_batch, kind_a);
-          if (TRACE && first) trace[2 + st] = xs_clock64(), first = false;
+          first = false;
           if (++s == cfg::STAGES) {
             s = 0;
             phase ^= 1;
@@ -400,7 +408,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       auto load_tile = [&](int k, int kb_lo, int kb_hi) {
         int tile_index;
         const xsg_tile t = v7_tile_at(p, table, k, &tile_index);
-        if (TRACE && k == k0) trace[24 + st] = xs_clock64();
+        if (TRACE && leader && k == k0) trace[24 + st] = xs_clock64();
         int row0, row_end, expert;
         if (p.compact) /* every compacted position has work: no count to read (hopper_common) */
           row0 = t.mb * p.tile_m, expert = t.g;
