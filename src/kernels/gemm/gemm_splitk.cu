@@ -8,8 +8,9 @@
  * takes units blockIdx.x, + gridDim.x, ...). Slice s multiplies k-blocks [s KB / S, (s + 1) KB / S)
  * (sched.h xsg_splitk_range).
  *
- * Per CTA (384 threads, v3's roles): warpgroup 0's thread 0 streams the slice's A and B k-blocks
- * with TMA into a 192 KiB ring (4, 6 or 8 slots; A 128 rows, B two halves of BN / 2 rows, or with
+ * Per CTA (384 threads, v3's roles): warp 0 streams the slice's A and B k-blocks (one elected
+ * lane issues) with TMA into a 192 KiB ring (4, 7 or 9 slots; A 128 rows, B one box of BN rows,
+ * or two halves of BN / 2 rows, or with
  * SiLU*mul the gate rows and the matching up rows); consumer warpgroups 1, 2 each own 64 rows of
  * the tile and multiply with wgmma m64nBNk16 into BN / 2 fp32 registers per thread
  * (hopper_common.cuh xsg_k_loop). Then, with S > 1, the fix-up:

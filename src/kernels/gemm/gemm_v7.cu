@@ -20,7 +20,8 @@
  * 128-row weight slabs.
  *
  * Per CTA (persistent, one per SM, 384 threads = 3 warpgroups):
- *   warpgroup 0  producers: lane 0 of warp s (s = 0, 1) feeds stream s: per 64-wide k-block a
+ *   warpgroup 0  producers: warp s (s = 0, 1; one elected lane issues; v9: lane 0 alone)
+ *                feeds stream s: per 64-wide k-block a
  *                TMA load of the two 64-row B halves (contiguous rows, or the gate rows and the
  *                matching up rows with SiLU*mul) and of the BT x 64 token tile, into slot `i` of
  *                stream s's ring, after waiting for empty[s][i] and arming full[s][i] with the
@@ -330,7 +331,7 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
    * (xsg_spec_guess) without waiting for it. */
 
   if (wg == 0) {
-    /* ================= producers: lane 0 of warp s feeds stream s ================= */
+    /* ================= producers: warp s feeds stream s ================= */
     if (cfg::WIDE) xs_setmaxnreg_dec<cfg::PRODUCER_REGS>();
     const int st = threadIdx.x / 32;
     if (st == 3) {
