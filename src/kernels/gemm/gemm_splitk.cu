@@ -10,9 +10,9 @@
  *
  * Per CTA (384 threads, v3's roles): warp 0 streams the slice's A and B k-blocks (one elected
  * lane issues) with TMA into a 192 KiB ring (4, 7 or 9 slots; A 128 rows, B one box of BN rows,
- * or two halves of BN / 2 rows, or with
- * SiLU*mul the gate rows and the matching up rows); consumer warpgroups 1, 2 each own 64 rows of
- * the tile and multiply with wgmma m64nBNk16 into BN / 2 fp32 registers per thread
+ * or two halves of BN / 2 rows, or with SiLU*mul the gate rows and the matching up rows);
+ * consumer warpgroups 1, 2 each own 64 rows of the tile and multiply with wgmma m64nBNk16 into
+ * BN / 2 fp32 registers per thread
  * (hopper_common.cuh xsg_k_loop). Then, with S > 1, the fix-up:
  *   1. every CTA of the tile stores its fp32 sums to the workspace, in the accumulators' own
  *      order (slot u, float4 j of consumer thread t at ((u * BN / 8 + j) * 256 + t) * 16 bytes:
