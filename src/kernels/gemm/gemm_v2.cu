@@ -463,7 +463,13 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
     if (threadIdx.x >= 96) {
       xsg_build_table_warp(table, table_ready, p, contig_table, threadIdx.x % 32, first_offset);
       if (TRACE && threadIdx.x == 96) trace[6] = xs_clock64();
-    } else if (threadIdx.x == 0) {
+    } else if (threadIdx.x < (WAIT || BN == 256 ? 1 : 32)) {
+      /* warp 0 walks the loop, one elected lane issues: the loop's values are warp-uniform, so
+       * the compiler keeps them in uniform registers, which the TMA instructions take (session
+       * 27: v14 and v7 1.5-2.8 % faster). One thread for WAIT (its flag polls would run in
+       * every lane) and the 128x256 tiles (v3, v11-v13: with the warp ptxas serialized their
+       * wgmma pipelines, C7511). */
+      const bool leader = WAIT || BN == 256 || xs_elect_one();
       if (TRACE && p.probe_delay_ns > 0 && (blockIdx.x & 1)) { /* probe: out of step */
         const uint64_t t0 = xs_globaltimer();
         while (xs_globaltimer() - t0 < (uint64_t)p.probe_delay_ns) {
@@ -492,6 +498,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         }
         uint8_t* sa = ring + s * cfg::STAGE_BYTES;
         uint8_t* sb = sa + cfg::A_BYTES;
+        if (!leader) return;
         if (kb == 0) info[s] = ti;
         xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
                                                         : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
@@ -521,7 +528,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
        * coordinates are found while warp 3 loads the table, and next_tile waits for it just
        * before CONTIG's expert search (session 14: ~1 us of the start-up each). */
       if (p.compact) xsg_wait_timed(table_ready, 0);
-      if (TRACE) trace[7] = xs_clock64();
+      if (TRACE && leader) trace[7] = xs_clock64();
       /* Schedule length: the caller's list, every tile, or the masked tiles with work. */
       const int positions = p.compact ? table[p.experts] : p.positions;
       /* TAIL: the last partial wave in column halves when it is at most half the grid (sched.h
@@ -550,7 +557,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
             TRACE && jp < p.trace_cap ? trace + XSG_TRACE_HEAD + jp * 2 * XSG_TRACE_REC : nullptr;
         if (TRACE) {
           jp++;
-          if (prec) prec[6] = xs_clock64();
+          if (prec && leader) prec[6] = xs_clock64();
         }
         tile_info nxt = {-1, 0, 0, 0, 0, -1};
         int have_next = 0;
@@ -592,7 +599,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
           }
           xsg_wait_timed(&empty[s], phase ^ 1); /* fresh barriers pass parity 1 */
           load(cur, kb);
-          if (TRACE && kb == 0 && prec) prec[7] = xs_clock64();
+          if (TRACE && kb == 0 && prec && leader) prec[7] = xs_clock64();
           /* The next tile is found while this one's k-blocks stream (the slot waits leave the
            * thread idle anyway), so its first k-block goes out as soon as a slot frees. */
           if (kb == kb_start)
@@ -609,8 +616,10 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
       /* The end of the schedule: a slot with no loads whose entry says so (the consumers release
        * it like any other, so the drain below sees every slot come back). */
       xsg_wait_timed(&empty[s], phase ^ 1);
-      info[s].index = -1;
-      xs_mbar_arrive(&full[s]);
+      if (leader) {
+        info[s].index = -1;
+        xs_mbar_arrive(&full[s]);
+      }
       if (++s == cfg::STAGES) {
         s = 0;
         phase ^= 1;
