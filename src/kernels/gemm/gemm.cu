@@ -945,8 +945,13 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     }
     CUtensorMap ma, mb, mc;
     memset(&mc, 0, sizeof mc);
+    /* v2, v4-v6: B in one box of bn rows per k-block (one TMA load instead of two) where no
+     * SiLU*mul pairs gate and up rows and N is a multiple of bn (session 27;
+     * xsg_probe.splitk_halves keeps the halves) */
+    p.b_one_box =
+        bn != 256 && epi.act != XS_GEMM_ACT_SILU_MUL && a->N % bn == 0 && !xsg_probe.splitk_halves;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, batch_a, 128, "A", promo));
-    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, bn / 2, "B", promo));
+    XSI_CHECK(make_map(&mb, a->B, a->K, a->N, batch_b, p.b_one_box ? bn : bn / 2, "B", promo));
     /* v4 and v6 store with 16-byte stores and v12 straight from registers: no C map (v5 with
      * SiLU needs none either: its map is built but not used). */
     if (epi.store == XS_GEMM_STORE_LOCAL && t.version != XS_GEMM_V4 && t.version != XS_GEMM_V6 &&

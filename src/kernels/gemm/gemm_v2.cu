@@ -500,8 +500,12 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         uint8_t* sb = sa + cfg::A_BYTES;
         if (!leader) return;
         if (kb == 0) info[s] = ti;
-        xs_mbar_arrive_expect_tx(&full[s], b_row1 < p.N ? cfg::STAGE_BYTES
-                                                        : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
+        /* (v3, v11-v13: always two halves; any change here made ptxas serialize their wgmma
+         * pipelines, C7511) */
+        const bool one_box = BN != 256 && p.b_one_box;
+        xs_mbar_arrive_expect_tx(&full[s], one_box || b_row1 < p.N
+                                               ? cfg::STAGE_BYTES
+                                               : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
         /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice) */
         auto tma = [&](void* dst, const CUtensorMap* map, int row, int batch, int kind) {
           if (kind)
@@ -511,7 +515,8 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
         };
         tma(sa, &map_a, ti.row0, a_batch, p.l2_hint & 3);
         tma(sb, &map_b, b_row0, b_batch, p.l2_hint >> 2);
-        if (b_row1 < p.N) tma(sb + cfg::B_BYTES / 2, &map_b, b_row1, b_batch, p.l2_hint >> 2);
+        if (b_row1 < p.N && !one_box)
+          tma(sb + cfg::B_BYTES / 2, &map_b, b_row1, b_batch, p.l2_hint >> 2);
       };
       /* The guessed tile's first k-blocks, before the table exists (fresh slots: no empty
        * wait; spec < STAGES: no wrap). */
