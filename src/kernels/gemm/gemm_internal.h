@@ -66,9 +66,9 @@ typedef struct xsg_params {
    * which are one tile's S units (CTA rank r, stream s: slice 2 r + s; grid = tiles x C, one unit
    * per stream); the units meet in distributed shared memory, no workspace */
   int ksplit_cluster;
-  /* v2-v6, v11-v13 (session 27): map_b's box holds BN rows, so one TMA load brings a k-block's
-   * B (no SiLU*mul, N a multiple of BN); a half tile (TAIL) loads a box from its half's first
-   * row (the rows past it are unused, or zero past N). 0: two halves of BN / 2 rows */
+  /* v2, v4-v6 (session 27; gemm.cu sets it): map_b's box holds BN rows, so one TMA load brings
+   * a k-block's B (no SiLU*mul, N a multiple of BN). 0: two halves of BN / 2 rows (always for
+   * v3, v11-v13, which the kernel checks at compile time: C7511 otherwise) */
   int b_one_box;
 } xsg_params;
 
