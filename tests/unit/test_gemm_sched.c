@@ -890,6 +890,50 @@ static void test_ready_groups(void) {
 
 /* Split-K (v14): the slices cover the k-blocks once, in order, within one k-block of each other;
  * the fix-up's shares cover the pairs once; the workspace size; AUTO's split. */
+/* v14's first units from the host: CTA b's entry names the tile of position b / S (the raster
+ * order's) and slice b % S, exactly as the kernel's own decode would; no entries where the
+ * conditions fail. */
+static void test_splitk_first(void) {
+  static uint32_t f[XSG_FIRST_MAX];
+  const int shapes[][2] = {{1, 20}, {1, 128}, {4, 16}, {2, 66}, {200, 1}, {3, 5}, {256, 1}};
+  int checked = 0;
+  for (int si = 0; si < 7; si++)
+    for (int order = 0; order < 2; order++)
+      for (int sw = 1; sw <= 9; sw += 4)
+        for (int S = 1; S <= 16; S += (S < 4 ? 1 : 5)) {
+          const xsg_grid g = {1, shapes[si][0], shapes[si][1], order, sw};
+          const int count = xsg_tile_count(&g);
+          const long long units = (long long)count * S;
+          const int ctas = units < XSG_FIRST_MAX ? (int)units : 132;
+          const int n = xsg_splitk_first(&g, count, S, ctas, 0, f);
+          XT_EQ_INT(n, ctas);
+          for (int b = 0; b < n; b++) {
+            const xsg_tile want = xsg_tile_decode(&g, xsg_order_tile(&g, b / S));
+            int slice = -1;
+            const xsg_tile got = xsg_splitk_first_of(f[b], &slice);
+            XT_EQ_INT(got.g, 0);
+            XT_EQ_INT(got.mb, want.mb);
+            XT_EQ_INT(got.nb, want.nb);
+            XT_EQ_INT(slice, b % S);
+            checked++;
+          }
+        }
+  XT_CHECK(checked > 5000);
+  /* no entries: a caller's list, several groups, too many CTAs, fewer units than CTAs, S past
+   * 16, m-blocks past 256, n-blocks past 2^20, no CTAs */
+  const xsg_grid g = {1, 2, 16, 0, 4}, g2 = {2, 2, 16, 0, 4}, tall = {1, 257, 1, 0, 8},
+                 wide = {1, 1, (1 << 20) + 1, 1, 8};
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 2, 64, 1, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g2, 64, 1, 64, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 8, XSG_FIRST_MAX + 1, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 2, 65, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 17, 132, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&tall, 257, 1, 132, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&wide, 132, 1, 132, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 1, 0, 0, f), 0);
+  XT_EQ_INT(xsg_splitk_first(&g, 32, 1, 32, 0, f), 32);
+}
+
 static void test_splitk(void) {
   for (int kb = 1; kb <= 300; kb += (kb < 40 ? 1 : 37))
     for (int S = 1; S <= XSG_SPLITK_MAX; S++) {
@@ -1020,6 +1064,7 @@ int main(void) {
   XT_RUN(test_cdiv);
   XT_RUN(test_ready_groups);
   XT_RUN(test_splitk);
+  XT_RUN(test_splitk_first);
   XT_RUN(test_v7_ksplit);
   return XT_END();
 }

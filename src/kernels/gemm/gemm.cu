@@ -897,7 +897,13 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
     sk.a_rows = a->M < 128 && !xsg_probe.splitk_a_full ? (a->M + 7) / 8 * 8 : 128;
     XSI_CHECK(make_map(&ma, a->A, a->K, rows, 1, sk.a_rows, "A"));
     XSI_CHECK(make_map(&mb, a->B, a->K, a->N, 1, sk.b_box, "B"));
-    err = xsg_launch_splitk(&p, &sk, bn, &ma, &mb, ctas, s);
+    if (xsg_probe.v14_trace == 1) p.trace = xsg_probe.trace;
+    /* each CTA's first unit from here (sched.h xsg_splitk_first) */
+    xsg_first first;
+    first.n = xsg_probe.first == 1 ? 0
+                                   : xsg_splitk_first(&p.grid, p.positions, sk.splits, ctas,
+                                                      p.order_list != NULL, first.t);
+    err = xsg_launch_splitk(&p, &sk, &first, bn, &ma, &mb, ctas, s);
   } else if (t.version == XS_GEMM_V1) {
     err = xsg_launch_v1(&p, ctas, s);
   } else if (t.version == XS_GEMM_V8) {

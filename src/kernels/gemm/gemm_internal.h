@@ -116,6 +116,17 @@ typedef struct xsg_first {
  * (a split of K) its last unit's sums stored and counted (the slices' hand-off; the last one's
  * sum and epilogue follow), [34 + s] its last unit's end (an epilogue, or the hand-off alone). */
 #define XSG_V7_TRACE 36
+/* v14's trace (xsg_probe.v14_trace = 1; one launch, correct output): per CTA XSG_V14_TRACE words:
+ * [0] %globaltimer and [1] clock64 at entry (thread 0), [2] thread 0 past the set-up (barriers,
+ * __syncthreads, the cluster's sync); the producer's elected lane: [3] its first unit decoded,
+ * [4] its first TMA issued, [5] its last TMA issued, [14] its ring drained; consumer thread 128:
+ * [6] past its first full wait, [7] its first unit's multiply done, [8] its last unit's, [9] its
+ * last unit's end (fix-up, epilogue, flag), then [10] %globaltimer and [11] clock64, [12] %smid,
+ * [13] its units; its last unit's fix-up (S > 1): [15] its sums written (the cluster's: in its
+ * ring, with the barrier after), [16] the tile's slices met (the cluster: thread 128 past xch[0];
+ * the workspace: past the tile's barrier), [17] its share gathered, [18] its share stored, [19]
+ * (cluster) every slice has received. All but [0] and [10] are SM clocks. */
+#define XSG_V14_TRACE 24
 /* The epilogue of a v2-v6 / v11-v13 kernel, fixed at compile time or not (gemm_v2.cu): ANY reads
  * the activation and the store kind from xsg_params at run time; the others fix both and leave
  * the other forms' code out of the kernel (session 24: a launch after another kernel refetches
@@ -167,7 +178,8 @@ typedef struct xsg_probe_t {
   int l2_hint;  /* nonzero: xsg_params.l2_hint = l2_hint & 15 for every launch (16: no policy
                    at all); 0: the library's */
   int tail;     /* v3 / v11's tail split: 0 the library's choice, 1 never */
-  int first;    /* each CTA's first tile from the host (xsg_first): 0 the library's, 1 never */
+  int first;    /* each CTA's first tile (v2-v6, v11-v13) or unit (v14) from the host (xsg_first):
+                   0 the library's, 1 never */
   int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
                    multiply, the sums' stores and the barrier (no gather, no output), 3 the
                    multiply and the sums' stores (no barrier), 4 (any S) A loaded at a slice's
@@ -187,6 +199,7 @@ typedef struct xsg_probe_t {
                         before session 25 (v14 where v7 has few tiles, else v7 unsplit) */
   int v7_kcluster;   /* v7's split: 0 the library's form (through the workspace; clusters where
                         none can be had), 1 never clusters, 2 clusters wherever they fit */
+  int v14_trace;     /* 1: v14 launches write XSG_V14_TRACE words per CTA into trace */
 } xsg_probe_t;
 #ifdef __cplusplus
 extern "C" xsg_probe_t xsg_probe;
@@ -412,8 +425,8 @@ int xsg_splitk_uses_clusters(int bn, int S, int positions);
 int xsg_splitk_fits_clusters(int bn, int S, int positions);
 /* How many clusters of S v14 CTAs of width bn fit on the GPU at once (0 where S is not 2..8). */
 cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n);
-cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
-                              const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const xsg_first* first,
+                              int bn, const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
                               cudaStream_t stream);
 
 #endif

@@ -47,6 +47,10 @@
  * Loads: B in one box of BN rows where no tile straddles N (no SiLU*mul), else two halves; A in a
  * box of M rows (rounded up to 8) where M < 128 (TMA's zero fill of the rows past M was slow: the
  * rows past the box are stale and feed only rows >= M).
+ * Each CTA's first unit (tile and slice) comes from the host (sched.h xsg_splitk_first, a launch
+ * parameter): decoding it on the device (u / S, the raster order's and the tile index's divisions)
+ * held the first TMA back by ~0.5 us, and every launch of v14 paid it (session 28, call D:
+ * 0.46-0.54 us less per launch at 128 x 8192 x 1024, x 3584, 128 x 1280 x 8192, 512 x 8192 x 1024).
  * With S = 1 nothing of this runs (no workspace): the multiply and v12's direct epilogue
  * (hopper_common.cuh xsg_store_direct). In one wave that ran the same 128 x 128 tiles 10-30 %
  * faster than v2 (session 22, call O), so the plan weighs it too.
@@ -89,12 +93,14 @@ __device__ __forceinline__ void sk_wait_gen(const uint32_t* gen, uint32_t g) {
   }
 }
 
-template <int BN>
+/* TRACE (probe only, xsg_probe.v14_trace): stamps per CTA into p.trace (gemm_internal.h,
+ * XSG_V14_TRACE). */
+template <int BN, bool TRACE>
 __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     gemm_kernel_splitk(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
-                       const __grid_constant__ xsg_params p,
-                       const __grid_constant__ xsg_splitk sk) {
+                       const __grid_constant__ xsg_params p, const __grid_constant__ xsg_splitk sk,
+                       const __grid_constant__ xsg_first first) {
   using cfg = sk_cfg<BN>;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* ring = xsg_smem_align1024(smem_raw);
@@ -109,6 +115,28 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
   const int S = sk.splits;
   const int units = p.positions * S;
+  /* Unit u's tile and slice: a CTA's first from the host's table (sched.h xsg_splitk_first: no
+   * division chain before the first TMA), the others decoded. */
+  auto unit_at = [&](int u, int& slice) {
+    if (u < first.n) return xsg_splitk_first_of(first.t[u], &slice);
+    const int pos = u / S;
+    slice = u - pos * S;
+    return xsg_tile_decode(&p.grid, xsg_position_tile(&p, pos));
+  };
+  /* slice s's k-blocks (S = 1: all, no division) */
+  auto range_of = [&](int slice, int& kb0, int& kb1) {
+    if (S == 1) {
+      kb0 = 0;
+      kb1 = k_blocks;
+    } else {
+      xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
+    }
+  };
+  unsigned long long* const trace = TRACE ? p.trace + (size_t)blockIdx.x * XSG_V14_TRACE : nullptr;
+  if (TRACE && threadIdx.x == 0) {
+    trace[0] = xs_globaltimer();
+    trace[1] = xs_clock64();
+  }
 
   if (threadIdx.x == 0) {
     xs_tma_prefetch_map(&map_a);
@@ -127,6 +155,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   __syncthreads();
   /* cluster fix-up: every CTA's barriers exist before another arrives on them */
   if (sk.cluster) xs_cluster_sync();
+  if (TRACE && threadIdx.x == 0) trace[2] = xs_clock64();
 
   if (wg == 0) {
     /* ================= producer ================= */
@@ -138,10 +167,10 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     int s = 0;
     uint32_t phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
-      const int pos = u / S, slice = u - pos * S;
-      const xsg_tile t = xsg_tile_decode(&p.grid, xsg_position_tile(&p, pos));
-      int kb0, kb1;
-      xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
+      int slice, kb0, kb1;
+      const xsg_tile t = unit_at(u, slice);
+      range_of(slice, kb0, kb1);
+      if (TRACE && leader && u == (int)blockIdx.x) trace[3] = xs_clock64();
       const int b_row0 = silu ? t.nb * (cfg::BN / 2) : t.nb * cfg::BN;
       const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BN / 2;
       for (int kb = kb0; kb < kb1; kb++) {
@@ -163,6 +192,10 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
             xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
                            b_row1, 0);
+          if (TRACE) {
+            if (u == (int)blockIdx.x && kb == kb0) trace[4] = xs_clock64();
+            trace[5] = xs_clock64();
+          }
         }
         if (++s == cfg::STAGES) {
           s = 0;
@@ -171,6 +204,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
     }
     xsg_drain_ring(empty, cfg::STAGES, s, phase);
+    if (TRACE && leader) trace[14] = xs_clock64();
     return;
   }
 
@@ -182,12 +216,13 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   uint32_t phase = 0;
   float d[cfg::BN / 2];
   uint32_t fix_phase = 0;
+  int traced_units = 0;
   for (int u = blockIdx.x; u < units; u += gridDim.x) {
-    const int pos = u / S, slice = u - pos * S;
-    const int index = xsg_position_tile(&p, pos);
-    const xsg_tile t = xsg_tile_decode(&p.grid, index);
-    int kb0, kb1;
-    xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
+    int slice, kb0, kb1;
+    const xsg_tile t = unit_at(u, slice);
+    range_of(slice, kb0, kb1);
+    const int pos = S == 1 ? u : u / S; /* (the fix-up's counters and workspace) */
+    const int index = xsg_tile_index(&p.grid, 0, t.mb, t.nb);
     xs_gemm_tile_dst dst = {nullptr, 0};
     if (p.epi.store == XS_GEMM_STORE_MAP) dst = p.epi.dst_map[index];
 #pragma unroll
@@ -195,12 +230,19 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       d[i] = 0.0f; /* a slice with no k-blocks (S > k-blocks) adds zeros */
     if (kb1 > kb0) {
       xs_mbar_wait(&full[s], phase);
+      if (TRACE && threadIdx.x == 128 && u == (int)blockIdx.x) trace[6] = xs_clock64();
       const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
           ring, half, lane, kb1 - kb0, full, empty, s, phase,
           [&](uint64_t da, uint64_t db, int acc) { xsg_wgmma_tile<BN>(d, da, db, acc); },
           [](int) {}, [](uint64_t* bar) { xs_mbar_arrive(bar); });
       xs_wgmma_fence_regs(d);
       if (lane == 0) xs_mbar_arrive(&empty[last]);
+    }
+    if (TRACE && threadIdx.x == 128) {
+      const unsigned long long c = xs_clock64();
+      if (u == (int)blockIdx.x) trace[7] = c;
+      trace[8] = c;
+      traced_units++;
     }
     const int row0 = t.mb * cfg::BM;
     /* The tile's rows below M: consumer thread ct's sums hold rows of warp ct / 32 (16 rows per
@@ -271,12 +313,14 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         sums[j * 256 + ct] = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
       xs_fence_proxy_async_smem(); /* the bulk copies read them */
       xs_named_bar_sync(3, 256);
+      if (TRACE && threadIdx.x == 128) trace[15] = xs_clock64();
       if (threadIdx.x == 128) {
         xs_mbar_arrive_expect_tx(&xch[1], (uint32_t)((S - 1) * halves * G) * 4096u);
         xs_fence_acq_rel_cluster(); /* the ring's last reads before the others' pushes */
         for (int r = 0; r < S; r++)
           xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[0], (uint32_t)r));
         xsg_wait_timed<true>(&xch[0], 0);
+        if (TRACE) trace[16] = xs_clock64();
         for (int r = 0; r < S; r++) {
           int h0, h1;
           xsg_splitk_share(groups, S, r, &h0, &h1);
@@ -289,6 +333,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         }
       }
       xsg_wait_timed(&xch[1], 0);
+      if (TRACE && threadIdx.x == 128) trace[17] = xs_clock64();
       if (sk.probe != 5) /* (probe 5: the hand-offs and pushes alone) */
         store_share(g0, G, [&](int i, int h) {
           float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -302,6 +347,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           }
           return a;
         });
+      if (TRACE && threadIdx.x == 128) trace[18] = xs_clock64();
       /* this CTA has received (every push into it has been read at its source) and stored its
        * share; it leaves once all S have (its own pushes are read, nobody arrives on its
        * barriers any more). With tile flags the arrivals release the stores at system scope:
@@ -315,6 +361,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           else
             xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[2], (uint32_t)r));
         xsg_wait_timed<true>(&xch[2], 0);
+        if (TRACE) trace[19] = xs_clock64();
       }
     } else if (S > 1) {
       /* This CTA's share: output groups [g0, g1); its accumulator groups are [g0, g1) (with
@@ -339,6 +386,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] = v;
       }
       if (sk.probe == 3) continue; /* probe: the sums stored, nothing else */
+      if (TRACE && threadIdx.x == 128) trace[15] = xs_clock64();
+
       /* 2. the tile's barrier; then thread 128 gathers the share of every slice's sums into the
        * ring (free: this CTA's only unit has been multiplied), S x halves bulk copies of G x 4
        * KiB each (sched.h xsg_splitk_fits) */
@@ -353,6 +402,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         } else {
           sk_wait_gen(cnt + 1, g);
         }
+        if (TRACE) trace[16] = xs_clock64();
         xs_fence_proxy_async_global(); /* the other slices' generic stores, for the bulk copies */
         if (sk.probe != 2)             /* (probe 2: nothing gathered) */
           xs_mbar_arrive_expect_tx(fix, (uint32_t)((S - 1) * halves * G) * 4096u);
@@ -369,6 +419,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
       xs_mbar_wait(fix, fix_phase); /* (a thread reads back only its own own-share writes) */
       fix_phase ^= 1;
+      if (TRACE && threadIdx.x == 128) trace[17] = xs_clock64();
+
       /* 3. the share's sums in slice order, straight to C or the map entry */
       store_share(g0, G, [&](int i, int h) {
         float4 a = sums[((int64_t)h * G + i) * 256 + ct];
@@ -378,6 +430,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         }
         return a;
       });
+      if (TRACE && threadIdx.x == 128) trace[18] = xs_clock64();
     } else {
       xsg_store_direct<cfg::BN>(p, half, tid, silu, row0, p.M, 0, t.nb, dst, d, 0,
                                 silu ? cfg::BN / 32 : cfg::BN / 16);
@@ -400,44 +453,63 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
     }
   }
+  if (TRACE && threadIdx.x == 128) {
+    trace[9] = xs_clock64();
+    trace[10] = xs_globaltimer();
+    trace[11] = xs_clock64();
+    uint32_t smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    trace[12] = smid;
+    trace[13] = (unsigned long long)traced_units;
+  }
 }
 
 } // namespace
 
-template <int BN> static cudaError_t set_smem(void) {
+template <int BN, bool TRACE = false> static cudaError_t set_smem(void) {
   static int attr_done = 0; /* NOTE: raising the dynamic smem limit once per process suffices */
   if (attr_done) return cudaSuccess;
   const cudaError_t e = cudaFuncSetAttribute(
-      gemm_kernel_splitk<BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, sk_cfg<BN>::SMEM);
+      gemm_kernel_splitk<BN, TRACE>, cudaFuncAttributeMaxDynamicSharedMemorySize, sk_cfg<BN>::SMEM);
   if (e == cudaSuccess) attr_done = 1;
   return e;
 }
 
-template <int BN>
-static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, const CUtensorMap* ma,
-                                 const CUtensorMap* mb, int ctas, cudaStream_t stream) {
+template <int BN, bool TRACE>
+static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, const xsg_first* first,
+                                 const CUtensorMap* ma, const CUtensorMap* mb, int ctas,
+                                 cudaStream_t stream) {
   using cfg = sk_cfg<BN>;
-  const cudaError_t e = set_smem<BN>();
+  const cudaError_t e = set_smem<BN, TRACE>();
   if (e != cudaSuccess) return e;
   /* clusters of S along x: CTAs u = pos * S + slice, so a cluster is one tile's slices */
   if (sk->cluster && (sk->splits < 2 || sk->splits > 8 || ctas % sk->splits))
     return cudaErrorInvalidValue;
-  return xsg_launch_cluster(gemm_kernel_splitk<BN>, *p, ctas, sk->cluster ? sk->splits : 0,
-                            cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p, *sk);
+  return xsg_launch_cluster(gemm_kernel_splitk<BN, TRACE>, *p, ctas, sk->cluster ? sk->splits : 0,
+                            cfg::THREADS, cfg::SMEM, stream, *ma, *mb, *p, *sk, *first);
 }
 
-cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, int bn,
-                              const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
+template <int BN>
+static cudaError_t launch_splitk(const xsg_params* p, const xsg_splitk* sk, const xsg_first* first,
+                                 const CUtensorMap* ma, const CUtensorMap* mb, int ctas,
+                                 cudaStream_t stream) {
+  return p->trace ? launch_splitk<BN, true>(p, sk, first, ma, mb, ctas, stream)
+                  : launch_splitk<BN, false>(p, sk, first, ma, mb, ctas, stream);
+}
+
+cudaError_t xsg_launch_splitk(const xsg_params* p, const xsg_splitk* sk, const xsg_first* first,
+                              int bn, const CUtensorMap* map_a, const CUtensorMap* map_b, int ctas,
                               cudaStream_t stream) {
-  return bn == 64    ? launch_splitk<64>(p, sk, map_a, map_b, ctas, stream)
-         : bn == 128 ? launch_splitk<128>(p, sk, map_a, map_b, ctas, stream)
-                     : launch_splitk<256>(p, sk, map_a, map_b, ctas, stream);
+  return bn == 64    ? launch_splitk<64>(p, sk, first, map_a, map_b, ctas, stream)
+         : bn == 128 ? launch_splitk<128>(p, sk, first, map_a, map_b, ctas, stream)
+                     : launch_splitk<256>(p, sk, first, map_a, map_b, ctas, stream);
 }
 
 template <int BN> static cudaError_t max_clusters(int S, int* n) {
   cudaError_t e = set_smem<BN>();
   if (e != cudaSuccess) return e;
-  return xsg_max_clusters(gemm_kernel_splitk<BN>, S, sk_cfg<BN>::THREADS, sk_cfg<BN>::SMEM, n);
+  return xsg_max_clusters(gemm_kernel_splitk<BN, false>, S, sk_cfg<BN>::THREADS, sk_cfg<BN>::SMEM,
+                          n);
 }
 
 cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n) {
@@ -450,8 +522,8 @@ cudaError_t xsg_splitk_max_clusters(int bn, int S, int* n) {
 
 cudaError_t xsg_preload_splitk(void) {
   cudaFuncAttributes a;
-  cudaError_t e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<256>);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<128>);
-  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<64>);
+  cudaError_t e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<256, false>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<128, false>);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, gemm_kernel_splitk<64, false>);
   return e;
 }

@@ -552,6 +552,35 @@ XSG_HD void xsg_splitk_range(int k_blocks, int S, int s, int* kb0, int* kb1) {
   *kb1 = k_blocks * (s + 1) / S;
 }
 
+/* v14's first units from the host (gemm_splitk.cu): CTA b's first unit is u = b, the slice
+ * u % S of position u / S; entry b = m-block | n-block << 8 | slice << 28, so that the kernel's
+ * first TMA need not wait for the division chain of the decode (xsg_order_tile, xsg_tile_decode,
+ * u / S: ~1 us at the start of every launch, session 28). Only for a raster order in one group
+ * (no caller's list) with an m-block below 256, an n-block below 2^20, S <= 16 and every CTA
+ * holding a unit; else 0 entries (each CTA decodes its own). Returns the entries (ctas). */
+XSG_HD int xsg_splitk_first(const xsg_grid* grid, int positions, int S, int ctas, int listed,
+                            uint32_t* out) {
+  if (listed || grid->groups != 1 || ctas < 1 || ctas > XSG_FIRST_MAX || S < 1 || S > 16 ||
+      (long long)positions * S < ctas || grid->m_blocks > 256 || grid->n_blocks > (1 << 20) ||
+      xsg_tile_count(grid) < positions)
+    return 0;
+  for (int b = 0; b < ctas; b++) {
+    const xsg_tile t = xsg_tile_decode(grid, xsg_order_tile(grid, b / S));
+    out[b] = (uint32_t)t.mb | (uint32_t)t.nb << 8 | (uint32_t)(b % S) << 28;
+  }
+  return ctas;
+}
+
+/* Entry w of xsg_splitk_first: its tile (group 0) and slice. */
+XSG_HD xsg_tile xsg_splitk_first_of(uint32_t w, int* slice) {
+  xsg_tile t;
+  t.g = 0;
+  t.mb = (int)(w & 0xffu);
+  t.nb = (int)((w >> 8) & 0xfffffu);
+  *slice = (int)(w >> 28);
+  return t;
+}
+
 /* The output share of slice s in the fix-up: 8-column output groups [*lo, *hi) of the tile's
  * `groups` (32 for a 256-column tile, 16 with SiLU*mul), cut like the k-blocks. With S > groups
  * some slices get none. */
