@@ -1,6 +1,7 @@
 /* gemm_probe_v14.cu — where v14's time goes on one dense M x N x K problem, beside cuBLAS.
  *
  *   bench_gemm_probe_v14 --M M --N N --K K [--silu] [--rounds R] [--graph] [--rotate W]
+ *                        [--splits]
  *
  * v14 (gemm_splitk.cu) is AUTO's kernel for a tensor-parallel layer's projections at 65-512
  * tokens, where the layer timed whole in a CUDA graph trails cuBLAS most (session 26: 0.85 at 128
@@ -13,6 +14,11 @@
  *   v14, first units decoded  each CTA decodes its first unit itself (xsg_probe.first = 1: the
  *                      library before session 28) instead of taking it from the host's table
  *   v14 traced         xsg_probe.v14_trace: the same with clock stamps per CTA
+ *   v14 S s ...        (--splits) v14 at S = 1, 2, 4, 6, 8 (a.split_k), through the workspace
+ *                      (xsg_probe.splitk_global = 1) and as clusters (2), where S x tiles fit;
+ *                      then the library's S as clusters with the fix-up's loads batched per slice
+ *                      (xsg_probe.splitk = 6); the plan's split with its fix-up's share not stored
+ *                      (7) and without its SiLU*mul (8): time only, not checked
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * layer's weights are not in L2 when it runs). Every row is checked against cuBLAS's output
  * (SiLU*mul applied on the host) with C poisoned first. Then three traced launches (each the last
@@ -28,11 +34,11 @@
 #include "xstage/gemm.h"
 
 int main(int argc, char** argv) {
-  int M = 128, N = 8192, K = 1024, silu = 0, rounds = 10, rotate = 1;
-  const probe_opt opts[] = {{"--M", &M, 0},          {"--N", &N, 0},
-                            {"--K", &K, 0},          {"--rounds", &rounds, 0},
-                            {"--silu", &silu, 1},    {"--graph", &probe_graph, 1},
-                            {"--rotate", &rotate, 0}};
+  int M = 128, N = 8192, K = 1024, silu = 0, rounds = 10, rotate = 1, splits = 0;
+  const probe_opt opts[] = {{"--M", &M, 0},           {"--N", &N, 0},
+                            {"--K", &K, 0},           {"--rounds", &rounds, 0},
+                            {"--silu", &silu, 1},     {"--graph", &probe_graph, 1},
+                            {"--rotate", &rotate, 0}, {"--splits", &splits, 1}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (M < 1 || M > 4096 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 || rotate < 1 ||
       rotate > 16) {
@@ -69,10 +75,14 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&trace, (size_t)XSG_V14_TRACE * sms * 8));
 
   /* One launch of `version`, PDL or not, traced or not. */
-  auto ours = [&](xs_gemm_version version, int pdl, int traced, int decoded = 0) {
-    return [&, version, pdl, traced, decoded, n = 0]() mutable {
+  auto ours = [&](xs_gemm_version version, int pdl, int traced, int decoded = 0, int split = 0,
+                  int global = 0, int mode = 0) {
+    return [&, version, pdl, traced, decoded, split, global, mode, n = 0]() mutable {
       a.B = Bs[n++ % rotate];
       a.version = version;
+      a.split_k = split;
+      xsg_probe.splitk_global = global;
+      xsg_probe.splitk = mode;
       xs_gemm_schedule sched = XS_GEMM_SCHEDULE_INITIALIZER;
       sched.pdl = pdl;
       xsg_probe.v14_trace = traced;
@@ -81,6 +91,9 @@ int main(int argc, char** argv) {
       const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
       xsg_probe.first = 0;
       xsg_probe.v14_trace = 0;
+      xsg_probe.splitk_global = 0;
+      xsg_probe.splitk = 0;
+      a.split_k = 0;
       a.B = B;
       if (r != XS_OK) {
         fprintf(stderr, "gemm_probe_v14: %s\n", xs_last_error());
@@ -97,6 +110,33 @@ int main(int argc, char** argv) {
                                {"v14, PDL", ours(XS_GEMM_V14, 1, 0), {}},
                                {"v14, first units decoded", ours(XS_GEMM_V14, 0, 0, 1), {}},
                                {"v14 traced", ours(XS_GEMM_V14, 0, 1), {}}};
+  /* --splits: v14 at S = 1, 2, 4, 6, 8 (each through the workspace and as clusters where they fit),
+   * beside the library's plan (the traced row stays last) */
+  if (splits) {
+    const probe_row traced = rs.back();
+    rs.pop_back();
+    static char names[10][40];
+    const int ss[] = {1, 2, 4, 6, 8};
+    int k = 0;
+    for (int S : ss)
+      for (int g = 1; g <= (S > 1 ? 2 : 1); g++) {
+        xs_gemm_tiling t;
+        a.version = XS_GEMM_V14;
+        a.split_k = S;
+        const xs_result fits = xs_gemm_tiles(&t, &a, epi.act);
+        a.split_k = 0;
+        if (fits != XS_OK) /* (S x tiles past the SMs) */
+          continue;
+        snprintf(names[k], sizeof names[k], "v14 S %d%s", S,
+                 S == 1   ? ""
+                 : g == 1 ? " workspace"
+                          : " clusters");
+        rs.push_back({names[k], ours(XS_GEMM_V14, 0, 0, 0, S, g), {}});
+        k++;
+      }
+    rs.push_back({"v14, cluster fix-up batched", ours(XS_GEMM_V14, 0, 0, 0, 0, 2, 6), {}});
+    rs.push_back(traced);
+  }
 
   /* ---- correctness of every row against cuBLAS (outputs poisoned first) ---- */
   cublas();
@@ -105,6 +145,16 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(hb.data(), Cb, hb.size() * 2, cudaMemcpyDeviceToHost));
   for (size_t i = 1; i < rs.size(); i++)
     if (probe_check(rs[i].name, rs[i].run, C, hb, M, N, n_out, silu)) return 1;
+
+  /* --splits, time only (not checked: their output is wrong on purpose): the library's plan
+   * with its fix-up's share not stored (xsg_probe.splitk = 7) and without its SiLU*mul (8) */
+  if (splits && tl.splits > 1) {
+    const probe_row traced = rs.back();
+    rs.pop_back();
+    rs.push_back({"v14, fix-up not stored", ours(XS_GEMM_V14, 0, 0, 0, 0, 0, 7), {}});
+    if (silu) rs.push_back({"v14, fix-up no SiLU*mul", ours(XS_GEMM_V14, 0, 0, 0, 0, 0, 8), {}});
+    rs.push_back(traced);
+  }
 
   /* ---- interleaved timing ---- */
   const int iters = probe_time(rs, rounds);
@@ -165,7 +215,10 @@ int main(int argc, char** argv) {
                  {"consumer: last multiply done", 8},
                  {"fix-up: sums written", 15},
                  {"fix-up: slices met", 16},
+                 {"fix-up: pushes issued (cluster)", 22},
                  {"fix-up: share gathered", 17},
+                 {"fix-up: share's stores begin", 20},
+                 {"fix-up: first group stored", 21},
                  {"fix-up: share stored", 18},
                  {"fix-up: all received (cluster)", 19},
                  {"consumer: last unit's end", 9},

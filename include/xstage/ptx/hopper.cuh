@@ -555,6 +555,15 @@ XS_DEV void xs_cluster_sync(void) {
                    : "memory");
 }
 
+/* xs_cluster_sync for a kernel's start, where the only thing to publish are mbarrier inits
+ * (xs_fence_mbar_init before it): barrier.cluster.arrive.relaxed + barrier.cluster.wait.acquire.
+ * The release form puts MEMBAR.ALL.GPU in every thread's way (ptxas, CUDA 13.0). */
+XS_DEV void xs_cluster_sync_relaxed(void) {
+  asm volatile("barrier.cluster.arrive.relaxed;\n"
+               "barrier.cluster.wait.acquire;" ::
+                   : "memory");
+}
+
 /* The two halves of xs_cluster_sync, for a meeting whose wait can come later than its arrival
  * (each thread: arrive, then wait, before its next arrive). */
 XS_DEV void xs_cluster_arrive(void) {
@@ -569,6 +578,27 @@ XS_DEV void xs_cluster_wait(void) {
 XS_DEV float xs_ld_cluster_f32(uint32_t addr) {
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+/* ld.shared::cluster.v4.f32: the float4 at shared::cluster address `addr` (16-byte aligned). */
+XS_DEV float4 xs_ld_cluster_v4f32(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+
+/* The same without a memory clobber: the compiler may issue several before their uses (the
+ * caller orders them after the acquire that makes the data visible: asm volatile statements
+ * keep their order). */
+XS_DEV float4 xs_ld_cluster_v4f32_nc(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr));
   return v;
 }
 

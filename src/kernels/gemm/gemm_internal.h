@@ -125,7 +125,8 @@ typedef struct xsg_first {
  * [13] its units; its last unit's fix-up (S > 1): [15] its sums written (the cluster's: in its
  * ring, with the barrier after), [16] the tile's slices met (the cluster: thread 128 past xch[0];
  * the workspace: past the tile's barrier), [17] its share gathered, [18] its share stored, [19]
- * (cluster) every slice has received. All but [0] and [10] are SM clocks. */
+ * (cluster) every slice has received, [20] its share's stores begin, [21] their first group is
+ * stored, [22] (cluster) its pushes are issued. All but [0] and [10] are SM clocks. */
 #define XSG_V14_TRACE 24
 /* The epilogue of a v2-v6 / v11-v13 kernel, fixed at compile time or not (gemm_v2.cu): ANY reads
  * the activation and the store kind from xsg_params at run time; the others fix both and leave
@@ -183,8 +184,10 @@ typedef struct xsg_probe_t {
   int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
                    multiply, the sums' stores and the barrier (no gather, no output), 3 the
                    multiply and the sums' stores (no barrier), 4 (any S) A loaded at a slice's
-                   first k-block only, 5 (clusters) the hand-offs and pushes without the sums
-                   and stores: wrong output, time only; 0 the
+                   first k-block only, 5 (clusters) the hand-offs without the sums' reads
+                   and stores: wrong output, time only; 6 (clusters) every slice's loads of the
+                   share issued before their adds, unrolled (correct output), 7 the fix-up's share
+                   not stored, 8 its SiLU*mul left out (7, 8: wrong output, time only); 0 the
                    library's kernel. (Session 22, call H: the sums staged in shared memory and
                    stored with one bulk copy were 0.5-1 us slower than the plain stores.) */
   int splitk_bn; /* v14's tile width: 0 the library's (sched.h xsg_splitk_plan), 128 or 256 */
