@@ -133,10 +133,12 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       xsg_splitk_range(k_blocks, S, slice, &kb0, &kb1);
     }
   };
-  unsigned long long* const trace = TRACE ? p.trace + (size_t)blockIdx.x * XSG_V14_TRACE : nullptr;
+  /* TRACE: this CTA's stamps, the address formed where used (from the parameter, not held in a
+   * register: held, it made the 128-row kernel's fix-up spill) */
+  auto trace = [&]() { return p.trace + (size_t)blockIdx.x * XSG_V14_TRACE; };
   if (TRACE && threadIdx.x == 0) {
-    trace[0] = xs_globaltimer();
-    trace[1] = xs_clock64();
+    trace()[0] = xs_globaltimer();
+    trace()[1] = xs_clock64();
   }
 
   if (threadIdx.x == 0) {
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   __syncthreads();
   /* cluster fix-up: every CTA's barriers exist before another arrives on them */
   if (sk.cluster) xs_cluster_sync_relaxed();
-  if (TRACE && threadIdx.x == 0) trace[2] = xs_clock64();
+  if (TRACE && threadIdx.x == 0) trace()[2] = xs_clock64();
 
   if (wg == 0) {
     /* ================= producer ================= */
@@ -171,7 +173,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       int slice, kb0, kb1;
       const xsg_tile t = unit_at(u, slice);
       range_of(slice, kb0, kb1);
-      if (TRACE && leader && u == (int)blockIdx.x) trace[3] = xs_clock64();
+      if (TRACE && leader && u == (int)blockIdx.x) trace()[3] = xs_clock64();
       const int b_row0 = silu ? t.nb * (cfg::BN / 2) : t.nb * cfg::BN;
       const int b_row1 = silu ? b_row0 + p.N / 2 : b_row0 + cfg::BN / 2;
       for (int kb = kb0; kb < kb1; kb++) {
@@ -194,8 +196,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
             xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
                            b_row1, 0);
           if (TRACE) {
-            if (u == (int)blockIdx.x && kb == kb0) trace[4] = xs_clock64();
-            trace[5] = xs_clock64();
+            if (u == (int)blockIdx.x && kb == kb0) trace()[4] = xs_clock64();
+            trace()[5] = xs_clock64();
           }
         }
         if (++s == cfg::STAGES) {
@@ -205,7 +207,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
     }
     xsg_drain_ring(empty, cfg::STAGES, s, phase);
-    if (TRACE && leader) trace[14] = xs_clock64();
+    if (TRACE && leader) trace()[14] = xs_clock64();
     return;
   }
 
@@ -231,7 +233,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       d[i] = 0.0f; /* a slice with no k-blocks (S > k-blocks) adds zeros */
     if (kb1 > kb0) {
       xs_mbar_wait(&full[s], phase);
-      if (TRACE && threadIdx.x == 128 && u == (int)blockIdx.x) trace[6] = xs_clock64();
+      if (TRACE && threadIdx.x == 128 && u == (int)blockIdx.x) trace()[6] = xs_clock64();
       const int last = xsg_k_loop<cfg::STAGES, cfg::STAGE_BYTES, cfg::A_BYTES, cfg::BK>(
           ring, half, lane, kb1 - kb0, full, empty, s, phase,
           [&](uint64_t da, uint64_t db, int acc) { xsg_wgmma_tile<BN>(d, da, db, acc); },
@@ -241,8 +243,8 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     }
     if (TRACE && threadIdx.x == 128) {
       const unsigned long long c = xs_clock64();
-      if (u == (int)blockIdx.x) trace[7] = c;
-      trace[8] = c;
+      if (u == (int)blockIdx.x) trace()[7] = c;
+      trace()[8] = c;
       traced_units++;
     }
     const int row0 = t.mb * cfg::BM;
@@ -274,7 +276,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         ld = p.n_out;
       }
       const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
-      if (TRACE && threadIdx.x == 128) trace[20] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[20] = xs_clock64();
       /* group i of the share; false past the output's columns */
       auto one = [&](int i) {
         const int og = g0 + i;
@@ -292,7 +294,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           return true;
         if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
         if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
-        if (TRACE && threadIdx.x == 128 && i == 0) trace[21] = xs_clock64();
+        if (TRACE && threadIdx.x == 128 && i == 0) trace()[21] = xs_clock64();
         return true;
       };
       if constexpr (GM == 0) {
@@ -330,7 +332,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       for (int j = 0; j < cfg::GROUPS; j++)
         sums[j * 256 + ct] = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
       xs_named_bar_sync(3, 256);
-      if (TRACE && threadIdx.x == 128) trace[15] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[15] = xs_clock64();
       if (threadIdx.x == 128) {
         /* cumulative: the warpgroups' writes, ordered before this thread by the barrier */
         xs_fence_acq_rel_cluster();
@@ -338,7 +340,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[0], (uint32_t)r));
       }
       xsg_wait_timed<true>(&xch[0], 0); /* every slice's SUMS are readable (acquire.cluster) */
-      if (TRACE && threadIdx.x == 128) trace[16] = trace[17] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[16] = trace()[17] = xs_clock64();
       if (sk.probe != 5 && sk.probe != 6) { /* (probe 5: the hand-offs alone) */
         /* compact code: it runs once per launch, from a cold instruction cache (session 28,
          * call G: the loads of each slice issued before their adds, unrolled, were ~1 us
@@ -406,7 +408,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         store_share(g0, G, std::integral_constant<int, GA>{},
                     [&](int i, int h) { return h ? acc_b[i < GB ? i : 0] : acc_a[i]; });
       }
-      if (TRACE && threadIdx.x == 128) trace[18] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[18] = xs_clock64();
       /* this CTA has read every slice's share and stored its own; it leaves once all S have
        * (nobody reads its ring any more). With tile flags the arrivals release the stores at
        * system scope: slice 0 raises the flag after all S of them (step 4). */
@@ -419,7 +421,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           else
             xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[2], (uint32_t)r));
         xsg_wait_timed<true>(&xch[2], 0);
-        if (TRACE) trace[19] = xs_clock64();
+        if (TRACE) trace()[19] = xs_clock64();
       }
     } else if (S > 1) {
       /* This CTA's share: output groups [g0, g1); its accumulator groups are [g0, g1) (with
@@ -444,7 +446,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           part[((int64_t)u * cfg::GROUPS + j) * 256 + ct] = v;
       }
       if (sk.probe == 3) continue; /* probe: the sums stored, nothing else */
-      if (TRACE && threadIdx.x == 128) trace[15] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[15] = xs_clock64();
 
       /* 2. the tile's barrier; then thread 128 gathers the share of every slice's sums into the
        * ring (free: this CTA's only unit has been multiplied), S x halves bulk copies of G x 4
@@ -460,7 +462,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         } else {
           sk_wait_gen(cnt + 1, g);
         }
-        if (TRACE) trace[16] = xs_clock64();
+        if (TRACE) trace()[16] = xs_clock64();
         xs_fence_proxy_async_global(); /* the other slices' generic stores, for the bulk copies */
         if (sk.probe != 2)             /* (probe 2: nothing gathered) */
           xs_mbar_arrive_expect_tx(fix, (uint32_t)((S - 1) * halves * G) * 4096u);
@@ -477,7 +479,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
       xs_mbar_wait(fix, fix_phase); /* (a thread reads back only its own own-share writes) */
       fix_phase ^= 1;
-      if (TRACE && threadIdx.x == 128) trace[17] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[17] = xs_clock64();
 
       /* 3. the share's sums in slice order, straight to C or the map entry */
       store_share(g0, G, std::integral_constant<int, 0>{}, [&](int i, int h) {
@@ -488,7 +490,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
         }
         return a;
       });
-      if (TRACE && threadIdx.x == 128) trace[18] = xs_clock64();
+      if (TRACE && threadIdx.x == 128) trace()[18] = xs_clock64();
     } else {
       xsg_store_direct<cfg::BN>(p, half, tid, silu, row0, p.M, 0, t.nb, dst, d, 0,
                                 silu ? cfg::BN / 32 : cfg::BN / 16);
@@ -512,13 +514,13 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     }
   }
   if (TRACE && threadIdx.x == 128) {
-    trace[9] = xs_clock64();
-    trace[10] = xs_globaltimer();
-    trace[11] = xs_clock64();
+    trace()[9] = xs_clock64();
+    trace()[10] = xs_globaltimer();
+    trace()[11] = xs_clock64();
     uint32_t smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    trace[12] = smid;
-    trace[13] = (unsigned long long)traced_units;
+    trace()[12] = smid;
+    trace()[13] = (unsigned long long)traced_units;
   }
 }
 
