@@ -16,9 +16,9 @@
  *   v14 traced         xsg_probe.v14_trace: the same with clock stamps per CTA
  *   v14 S s ...        (--splits) v14 at S = 1, 2, 4, 6, 8 (a.split_k), through the workspace
  *                      (xsg_probe.splitk_global = 1) and as clusters (2), where S x tiles fit;
- *                      then the library's S as clusters with the fix-up's loads batched per slice
- *                      (xsg_probe.splitk = 6); the plan's split with its fix-up's share not stored
- *                      (7) and without its SiLU*mul (8): time only, not checked
+ *                      then the plan's split with its fix-up's share not stored
+ *                      (xsg_probe.splitk = 7) and without its SiLU*mul (8): time only, not
+ *                      checked
  * --rotate W: W copies of the weights, each row's successive launches cycling through them (a
  * layer's weights are not in L2 when it runs). Every row is checked against cuBLAS's output
  * (SiLU*mul applied on the host) with C poisoned first. Then three traced launches (each the last
@@ -134,7 +134,6 @@ int main(int argc, char** argv) {
         rs.push_back({names[k], ours(XS_GEMM_V14, 0, 0, 0, S, g), {}});
         k++;
       }
-    rs.push_back({"v14, cluster fix-up batched", ours(XS_GEMM_V14, 0, 0, 0, 0, 2, 6), {}});
     rs.push_back(traced);
   }
 

@@ -591,17 +591,6 @@ XS_DEV float4 xs_ld_cluster_v4f32(uint32_t addr) {
   return v;
 }
 
-/* The same without a memory clobber: the compiler may issue several before their uses (the
- * caller orders them after the acquire that makes the data visible: asm volatile statements
- * keep their order). */
-XS_DEV float4 xs_ld_cluster_v4f32_nc(uint32_t addr) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr));
-  return v;
-}
-
 /* mapa.shared::cluster.u32: the shared::cluster address of the variable at this CTA's shared
  * address `smem` (a generic pointer into this CTA's shared memory) in CTA `rank` of the
  * cluster. */

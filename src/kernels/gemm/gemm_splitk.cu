@@ -57,8 +57,6 @@
  */
 #include <cuda_bf16.h>
 
-#include <type_traits>
-
 #include "kernels/gemm/gemm_internal.h"
 #include "kernels/gemm/hopper_common.cuh"
 #include "xstage/ptx.cuh"
@@ -259,10 +257,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
      * group i of half h (1: the up half with SiLU*mul) summed in slice order by sum(i, h), stored
      * straight to C or the map entry: per output group og, this thread's float4 holds rows r_lo
      * (x, y) and r_lo + 8 (z, w), columns 8 og + 2 (lane % 4), + 1. */
-    /* GM: 0, a loop over the share's groups; else (a std::integral_constant) the loop unrolled
-     * GM times, so that sum(i, h) sees a compile-time i (registers indexed by it). */
-    auto store_share = [&](int g0, int G, auto gm, auto&& sum) {
-      constexpr int GM = decltype(gm)::value;
+    auto store_share = [&](int g0, int G, auto&& sum) {
       const int r_lo = 64 * half + 16 * (tid / 32) + lane / 4;
       const int out_cols = silu ? cfg::BN / 2 : cfg::BN;
       const int col_t = t.nb * out_cols + 2 * (lane % 4); /* + 8 og */
@@ -277,10 +272,9 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
       const bool lo_ok = row0 + r_lo < p.M, hi_ok = row0 + r_lo + 8 < p.M;
       if (TRACE && threadIdx.x == 128) trace()[20] = xs_clock64();
-      /* group i of the share; false past the output's columns */
-      auto one = [&](int i) {
+      for (int i = 0; i < G; i++) {
         const int og = g0 + i;
-        if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) return false; /* (n_out % 8 == 0) */
+        if (col_t - 2 * (lane % 4) + 8 * og >= p.n_out) break; /* (n_out % 8 == 0) */
         float4 a = sum(i, 0);
         uint32_t w0, w1;
         if (silu && sk.probe != 8) { /* (probe 8: no SiLU*mul, time only) */
@@ -291,20 +285,10 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           w1 = xsg_pack_bf16x2(a.z, a.w);
         }
         if (sk.probe == 7 && (w0 != 0x7fc07fc0u || w1 != 0x7fc07fc0u)) /* (probe 7: no stores) */
-          return true;
+          continue;
         if (lo_ok) *(uint32_t*)(base + 8 * og) = w0;
         if (hi_ok) *(uint32_t*)(base + 8 * ld + 8 * og) = w1;
         if (TRACE && threadIdx.x == 128 && i == 0) trace()[21] = xs_clock64();
-        return true;
-      };
-      if constexpr (GM == 0) {
-#pragma unroll 1
-        for (int i = 0; i < G; i++)
-          if (!one(i)) break;
-      } else {
-#pragma unroll
-        for (int i = 0; i < GM; i++)
-          if (i >= G || !one(i)) break;
       }
     };
     if (S > 1 && sk.probe == 1) { /* probe: the multiply alone (keeps d alive, never true) */
@@ -341,15 +325,14 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       }
       xsg_wait_timed<true>(&xch[0], 0); /* every slice's SUMS are readable (acquire.cluster) */
       if (TRACE && threadIdx.x == 128) trace()[16] = trace()[17] = xs_clock64();
-      if (sk.probe != 5 && sk.probe != 6) { /* (probe 5: the hand-offs alone) */
-        /* compact code: it runs once per launch, from a cold instruction cache (session 28,
-         * call G: the loads of each slice issued before their adds, unrolled, were ~1 us
-         * slower at S = 4) */
-        store_share(g0, G, std::integral_constant<int, 0>{}, [&](int i, int h) {
+      if (sk.probe != 5) { /* (probe 5: the hand-offs alone) */
+        /* NOTE (session 28, calls F-I): every slice's loads of the share issued before their
+         * adds, the loops unrolled, was no faster at S = 2 and ~1 us slower at S = 4 (the
+         * fix-up runs once per launch, from cold instruction caches): this plain loop stays */
+        store_share(g0, G, [&](int i, int h) {
           const int j = h * (cfg::BN / 16) + g0 + i;
           float4 a = sums[j * 256 + ct]; /* slice `slice`'s, placed in order below */
           float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 1
           for (int r = 0; r < S; r++) {
             const float4 v = r == slice ? a
                                         : xs_ld_cluster_v4f32(xs_mapa_u32(sums, (uint32_t)r) +
@@ -361,52 +344,6 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           }
           return acc;
         });
-      }
-      if (sk.probe == 6) { /* (probe 6: every slice's loads issued before their adds) */
-        /* The share's sums (at most BN / 16 gate groups and BN / 32 up groups: S >= 2), every
-         * slice's loads issued before their adds, slice after slice in order (one round trip
-         * per slice, not one per group: session 28). */
-        constexpr int GA = cfg::BN / 16, GB = cfg::BN / 32;
-        float4 acc_a[GA], acc_b[GB];
-        for (int r = 0; r < S; r++) {
-          const uint32_t rb = xs_mapa_u32(sums, (uint32_t)r);
-          auto get = [&](int j) { /* group j of slice r's SUMS */
-                                  const uint32_t off = (uint32_t)((j * 256 + ct) * 16);
-                                  return r == slice ? sums[j * 256 + ct]
-                                                    : xs_ld_cluster_v4f32_nc(rb + off);
-          };
-          float4 va[GA], vb[GB];
-#pragma unroll
-          for (int i = 0; i < GA; i++)
-            if (i < G) va[i] = get(g0 + i);
-          if (silu) {
-#pragma unroll
-            for (int i = 0; i < GB; i++)
-              if (i < G) vb[i] = get(cfg::BN / 16 + g0 + i);
-          }
-#pragma unroll
-          for (int i = 0; i < GA; i++)
-            if (i < G) {
-              if (r == 0)
-                acc_a[i] = va[i];
-              else
-                acc_a[i].x += va[i].x, acc_a[i].y += va[i].y, acc_a[i].z += va[i].z,
-                    acc_a[i].w += va[i].w;
-            }
-          if (silu) {
-#pragma unroll
-            for (int i = 0; i < GB; i++)
-              if (i < G) {
-                if (r == 0)
-                  acc_b[i] = vb[i];
-                else
-                  acc_b[i].x += vb[i].x, acc_b[i].y += vb[i].y, acc_b[i].z += vb[i].z,
-                      acc_b[i].w += vb[i].w;
-              }
-          }
-        }
-        store_share(g0, G, std::integral_constant<int, GA>{},
-                    [&](int i, int h) { return h ? acc_b[i < GB ? i : 0] : acc_a[i]; });
       }
       if (TRACE && threadIdx.x == 128) trace()[18] = xs_clock64();
       /* this CTA has read every slice's share and stored its own; it leaves once all S have
@@ -482,7 +419,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
       if (TRACE && threadIdx.x == 128) trace()[17] = xs_clock64();
 
       /* 3. the share's sums in slice order, straight to C or the map entry */
-      store_share(g0, G, std::integral_constant<int, 0>{}, [&](int i, int h) {
+      store_share(g0, G, [&](int i, int h) {
         float4 a = sums[((int64_t)h * G + i) * 256 + ct];
         for (int r = 1; r < S; r++) {
           const float4 v = sums[(((int64_t)r * halves + h) * G + i) * 256 + ct];
