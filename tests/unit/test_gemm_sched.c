@@ -920,9 +920,9 @@ static void test_splitk_first(void) {
         }
   XT_CHECK(checked > 5000);
   /* no entries: a caller's list, several groups, too many CTAs, fewer units than CTAs, S past
-   * 16, m-blocks past 256, n-blocks past 2^20, no CTAs */
+   * 16, m-blocks past 256, n-blocks past 2^16, no CTAs */
   const xsg_grid g = {1, 2, 16, 0, 4}, g2 = {2, 2, 16, 0, 4}, tall = {1, 257, 1, 0, 8},
-                 wide = {1, 1, (1 << 20) + 1, 1, 8};
+                 wide = {1, 1, (1 << 16) + 1, 1, 8};
   XT_EQ_INT(xsg_splitk_first(&g, 32, 2, 64, 1, f), 0);
   XT_EQ_INT(xsg_splitk_first(&g2, 64, 1, 64, 0, f), 0);
   XT_EQ_INT(xsg_splitk_first(&g, 32, 8, XSG_FIRST_MAX + 1, 0, f), 0);

@@ -555,18 +555,26 @@ XSG_HD void xsg_splitk_range(int k_blocks, int S, int s, int* kb0, int* kb1) {
 /* v14's first units from the host (gemm_splitk.cu): CTA b's first unit is u = b, the slice
  * u % S of position u / S; entry b = m-block | n-block << 8 | slice << 28, so that the kernel's
  * first TMA need not wait for the division chain of the decode (xsg_order_tile, xsg_tile_decode,
- * u / S: ~1 us at the start of every launch, session 28). Only for a raster order in one group
- * (no caller's list) with an m-block below 256, an n-block below 2^20, S <= 16 and every CTA
- * holding a unit; else 0 entries (each CTA decodes its own). Returns the entries (ctas). */
+ * u / S: ~0.5 us at the start of every launch, session 28). The positions' tiles come from
+ * xsg_first_tiles' stepped walk (no divisions: this runs on the host at every launch). Only for
+ * a raster order in one group (no caller's list) with fewer than 256 m-blocks (and 2^16
+ * n-blocks), S <= 16 and every CTA holding a unit; else 0 entries (each CTA decodes its own).
+ * Returns the entries (ctas). */
 XSG_HD int xsg_splitk_first(const xsg_grid* grid, int positions, int S, int ctas, int listed,
                             uint32_t* out) {
-  if (listed || grid->groups != 1 || ctas < 1 || ctas > XSG_FIRST_MAX || S < 1 || S > 16 ||
-      (long long)positions * S < ctas || grid->m_blocks > 256 || grid->n_blocks > (1 << 20) ||
-      xsg_tile_count(grid) < positions)
+  if (S < 1 || S > 16 || ctas < 1 || ctas > XSG_FIRST_MAX || (long long)positions * S < ctas ||
+      grid->m_blocks > 256)
     return 0;
-  for (int b = 0; b < ctas; b++) {
-    const xsg_tile t = xsg_tile_decode(grid, xsg_order_tile(grid, b / S));
-    out[b] = (uint32_t)t.mb | (uint32_t)t.nb << 8 | (uint32_t)(b % S) << 28;
+  const int P = (ctas + S - 1) / S; /* the positions the CTAs start on */
+  uint32_t tiles[XSG_FIRST_MAX];
+  if (xsg_first_tiles(grid, positions, P, listed, 0, tiles) != P) return 0;
+  for (int b = 0, pos = 0, slice = 0; b < ctas; b++) {
+    const xsg_tile t = xsg_first_tile_of(tiles[pos]);
+    out[b] = (uint32_t)t.mb | (uint32_t)t.nb << 8 | (uint32_t)slice << 28;
+    if (++slice == S) {
+      slice = 0;
+      pos++;
+    }
   }
   return ctas;
 }
