@@ -581,16 +581,6 @@ XS_DEV float xs_ld_cluster_f32(uint32_t addr) {
   return v;
 }
 
-/* ld.shared::cluster.v4.f32: the float4 at shared::cluster address `addr` (16-byte aligned). */
-XS_DEV float4 xs_ld_cluster_v4f32(uint32_t addr) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
-}
-
 /* mapa.shared::cluster.u32: the shared::cluster address of the variable at this CTA's shared
  * address `smem` (a generic pointer into this CTA's shared memory) in CTA `rank` of the
  * cluster. */

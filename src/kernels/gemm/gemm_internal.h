@@ -184,8 +184,8 @@ typedef struct xsg_probe_t {
   int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
                    multiply, the sums' stores and the barrier (no gather, no output), 3 the
                    multiply and the sums' stores (no barrier), 4 (any S) A loaded at a slice's
-                   first k-block only, 5 (clusters) the hand-offs without the sums' reads
-                   and stores: wrong output, time only; 7 the fix-up's share not stored, 8 its
+                   first k-block only, 5 (clusters) the hand-offs and pushes without the
+                   sums and stores: wrong output, time only; 7 the fix-up's share not stored, 8 its
                    SiLU*mul left out (7, 8: wrong output, time only); 0 the library's kernel. (Session
                    22, call H: the sums staged in shared memory and   stored with one bulk copy were
                    0.5-1 us slower than the plain stores.) */

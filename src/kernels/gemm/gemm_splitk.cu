@@ -39,11 +39,15 @@
  * bring every slice's share at once.
  * With 128 x 128 or 128 x 64 tiles and S <= 8, where the clusters fit at once (gemm.cu
  * splitk_cluster), the S CTAs of a tile are one cluster instead, and steps 1-3 run in shared
- * memory: each slice writes all its sums into its ring, reads its share of every other slice's
- * sums from that slice's ring (distributed shared memory) and sums it in slice order (the same
- * bits as through the workspace). No workspace, so a split can be captured in a CUDA graph on
- * any stream. (Until session 28 each slice pushed every other slice's share into that slice's
- * ring with bulk copies: a longer chain of hand-offs after the slowest slice.)
+ * memory: each slice writes all its sums into its ring, pushes every other slice's share into
+ * that slice's ring with one bulk copy each (completing on the receiver's mbarrier), and sums its
+ * own share in slice order (the same bits as through the workspace). No workspace, so a split
+ * can be captured in a CUDA graph on any stream. Session 23: as fast as the workspace path, not
+ * faster (the fix-up's ~4-5 us is a chain of hand-offs after the slowest slice, in both forms).
+ * (Session 28 tried each slice reading its share from the others' rings with ld.shared::cluster
+ * instead: level at S = 2, 0.5-1 us faster at S = 4, but compute-sanitizer's racecheck reported
+ * those reads against the owner's writes and exit, which the form's mbarrier hand-offs order;
+ * not kept, docs/results/gemm-h200.md, session 28.)
  * Loads: B in one box of BN rows where no tile straddles N (no SiLU*mul), else two halves; A in a
  * box of M rows (rounded up to 8) where M < 128 (TMA's zero fill of the rows past M was slow: the
  * rows past the box are stale and feed only rows >= M).
@@ -107,8 +111,9 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   uint64_t* full = (uint64_t*)(ring + cfg::STAGES * cfg::STAGE_BYTES);
   uint64_t* empty = full + cfg::STAGES;
   uint64_t* fix = empty + cfg::STAGES; /* the fix-up's bulk copies (count 1: thread 128) */
-  uint64_t* xch = fix + 1; /* cluster fix-up: [0] every slice's sums are in its ring (count S),
-                              [1] unused, [2] every slice has read its share (count S) */
+  uint64_t* xch = fix + 1; /* cluster fix-up: [0] every slice's ring is free (count S), [1] this
+                              CTA's share has landed (count 1 + bytes), [2] every slice has
+                              received its share (count S) */
   const int wg = threadIdx.x / 128;
   const int silu = p.epi.act == XS_GEMM_ACT_SILU_MUL;
   const int k_blocks = xsg_cdiv(p.K, cfg::BK);
@@ -298,57 +303,66 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     if (cfg::BN <= 128 && S > 1 && sk.cluster) { /* (the host never clusters 128 x 256 tiles) */
       /* The tile's S slices are one cluster (rank = slice), tiles of 128 x 128 or 128 x 64. Each
        * writes all its sums into its own ring (SUMS: group j of consumer thread ct at float4
-       * j * 256 + ct) and tells every slice so (xch[0], count S); then each reads its share of
-       * every other slice's SUMS straight from that slice's ring (ld.shared::cluster, the
-       * thread's own float4s: no bulk copies, no staging), sums it in slice order (its own from
-       * its SUMS: the same bits every run, and the same as through the workspace) and stores it;
-       * xch[2] (count S): every slice has read what it needs, so every CTA may leave. No
-       * workspace, no global memory barrier. (Session 28: pushing each share into the receiver's
-       * ring with bulk copies, completing on a third barrier, took 5.4 us from the last
-       * multiply to the end at 128 x 7168 x 8192 with SiLU*mul, S = 2.) */
+       * j * 256 + ct), then pushes every other slice's share of them (contiguous: groups
+       * [g0, g1) x 4 KiB, and the matching up groups with SiLU*mul) into that slice's ring
+       * (GATHER, slot `slice`) with one bulk copy each, completing on the receiver's xch[1];
+       * each sums its share in slice order (its own slot read from SUMS: the same bits every
+       * run, and the same as through the workspace) and stores it. Hand-offs: xch[0] every
+       * slice's ring is free for the pushes (its multiply is done), xch[1] this CTA's share has
+       * landed, xch[2] every slice has received (this CTA's pushes are read: it may leave). No
+       * workspace, no global memory barrier. */
       int g0, g1;
-      const int groups = silu ? cfg::BN / 16 : cfg::BN / 8;
+      const int groups = silu ? cfg::BN / 16 : cfg::BN / 8, halves = silu ? 2 : 1;
       xsg_splitk_share(groups, S, slice, &g0, &g1);
       const int G = g1 - g0;
       float4* const sums = (float4*)ring;
+      float4* const gather = sums + cfg::GROUPS * 256;
       xs_named_bar_sync(3, 256); /* both warpgroups' wgmmas are done with the ring */
 #pragma unroll
       for (int j = 0; j < cfg::GROUPS; j++)
         sums[j * 256 + ct] = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+      xs_fence_proxy_async_smem(); /* the bulk copies read them */
       xs_named_bar_sync(3, 256);
       if (TRACE && threadIdx.x == 128) trace()[15] = xs_clock64();
       if (threadIdx.x == 128) {
-        /* cumulative: the warpgroups' writes, ordered before this thread by the barrier */
-        xs_fence_acq_rel_cluster();
+        xs_mbar_arrive_expect_tx(&xch[1], (uint32_t)((S - 1) * halves * G) * 4096u);
+        xs_fence_acq_rel_cluster(); /* the ring's last reads before the others' pushes */
         for (int r = 0; r < S; r++)
           xs_mbar_arrive_cluster_relaxed(xs_mapa_u32(&xch[0], (uint32_t)r));
+        xsg_wait_timed<true>(&xch[0], 0);
+        if (TRACE) trace()[16] = xs_clock64();
+        for (int r = 0; r < S; r++) {
+          int h0, h1;
+          xsg_splitk_share(groups, S, r, &h0, &h1);
+          if (r == slice || h1 == h0) continue;
+          const uint32_t bar = xs_mapa_u32(&xch[1], (uint32_t)r);
+          for (int h = 0; h < halves; h++)
+            xs_bulk_copy_to_cluster(
+                xs_mapa_u32(gather + (int64_t)(slice * halves + h) * (h1 - h0) * 256, (uint32_t)r),
+                sums + (int64_t)(h * (cfg::BN / 16) + h0) * 256, (uint32_t)(h1 - h0) * 4096u, bar);
+        }
+        if (TRACE) trace()[22] = xs_clock64();
       }
-      xsg_wait_timed<true>(&xch[0], 0); /* every slice's SUMS are readable (acquire.cluster) */
-      if (TRACE && threadIdx.x == 128) trace()[16] = trace()[17] = xs_clock64();
-      if (sk.probe != 5) { /* (probe 5: the hand-offs alone) */
-        /* NOTE (session 28, calls F-I): every slice's loads of the share issued before their
-         * adds, the loops unrolled, was no faster at S = 2 and ~1 us slower at S = 4 (the
-         * fix-up runs once per launch, from cold instruction caches): this plain loop stays */
+      xsg_wait_timed(&xch[1], 0);
+      if (TRACE && threadIdx.x == 128) trace()[17] = xs_clock64();
+      if (sk.probe != 5) /* (probe 5: the hand-offs and pushes alone) */
         store_share(g0, G, [&](int i, int h) {
-          const int j = h * (cfg::BN / 16) + g0 + i;
-          float4 a = sums[j * 256 + ct]; /* slice `slice`'s, placed in order below */
-          float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
-          for (int r = 0; r < S; r++) {
-            const float4 v = r == slice ? a
-                                        : xs_ld_cluster_v4f32(xs_mapa_u32(sums, (uint32_t)r) +
-                                                              (uint32_t)((j * 256 + ct) * 16));
+          float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int r = 0; r < S; r++) { /* this slice's own share from its sums */
+            const float4 v = r == slice ? sums[(h * (cfg::BN / 16) + g0 + i) * 256 + ct]
+                                        : gather[((r * halves + h) * G + i) * 256 + ct];
             if (r == 0)
-              acc = v;
+              a = v;
             else
-              acc.x += v.x, acc.y += v.y, acc.z += v.z, acc.w += v.w;
+              a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
           }
-          return acc;
+          return a;
         });
-      }
       if (TRACE && threadIdx.x == 128) trace()[18] = xs_clock64();
-      /* this CTA has read every slice's share and stored its own; it leaves once all S have
-       * (nobody reads its ring any more). With tile flags the arrivals release the stores at
-       * system scope: slice 0 raises the flag after all S of them (step 4). */
+      /* this CTA has received (every push into it has been read at its source) and stored its
+       * share; it leaves once all S have (its own pushes are read, nobody arrives on its
+       * barriers any more). With tile flags the arrivals release the stores at system scope:
+       * slice 0 raises the flag after all S of them (step 4). */
       xs_named_bar_sync(3, 256);
       if (threadIdx.x == 128) {
         if (p.epi.tile_flags) xs_fence_acq_rel_sys();
