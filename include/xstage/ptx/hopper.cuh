@@ -555,15 +555,6 @@ XS_DEV void xs_cluster_sync(void) {
                    : "memory");
 }
 
-/* xs_cluster_sync for a kernel's start, where the only thing to publish are mbarrier inits
- * (xs_fence_mbar_init before it): barrier.cluster.arrive.relaxed + barrier.cluster.wait.acquire.
- * The release form puts MEMBAR.ALL.GPU in every thread's way (ptxas, CUDA 13.0). */
-XS_DEV void xs_cluster_sync_relaxed(void) {
-  asm volatile("barrier.cluster.arrive.relaxed;\n"
-               "barrier.cluster.wait.acquire;" ::
-                   : "memory");
-}
-
 /* The two halves of xs_cluster_sync, for a meeting whose wait can come later than its arrival
  * (each thread: arrive, then wait, before its next arrive). */
 XS_DEV void xs_cluster_arrive(void) {

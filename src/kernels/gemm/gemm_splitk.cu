@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
   xsg_griddep_enter();
   __syncthreads();
   /* cluster fix-up: every CTA's barriers exist before another arrives on them */
-  if (sk.cluster) xs_cluster_sync_relaxed();
+  if (sk.cluster) xs_cluster_sync();
   if (TRACE && threadIdx.x == 0) trace()[2] = xs_clock64();
 
   if (wg == 0) {
