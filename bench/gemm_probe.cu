@@ -225,17 +225,10 @@ int main(int argc, char** argv) {
       xsg_probe.l2_hint = hint;
       xsg_probe.tail = tail;
       xsg_probe.first = first;
-      xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
-      xsg_probe.first = 0;
-      xsg_probe.v3_mode = 0;
-      xsg_probe.l2_hint = 0;
-      xsg_probe.tail = 0;
-      xsg_probe.l2_promo = 0;
+      char what[32];
+      snprintf(what, sizeof what, "mode %d", mode);
+      probe_gemm(&a, epi, sched, what);
       a.B = B;
-      if (r != XS_OK) {
-        fprintf(stderr, "gemm_probe: mode %d: %s\n", mode, xs_last_error());
-        exit(1);
-      }
     };
   };
 
@@ -245,10 +238,9 @@ int main(int argc, char** argv) {
       xs_gemm_args av = a;
       av.version = v;
       av.B = Bs[n++ % rotate];
-      if (xs_gemm_run(&av, epi, sched, probe_stream) != XS_OK) {
-        fprintf(stderr, "gemm_probe: v%d: %s\n", (int)v, xs_last_error());
-        exit(1);
-      }
+      char what[16];
+      snprintf(what, sizeof what, "v%d", (int)v);
+      probe_gemm(&av, epi, sched, what);
     };
   };
 

@@ -28,7 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm/bench.h" /* xsg_round_order */
+#include "kernels/gemm/bench.h"         /* xsg_round_order */
+#include "kernels/gemm/gemm_internal.h" /* xsg_probe */
+#include "xstage/gemm.h"
 
 /* The probe's name in its messages (each probe defines it before including this). */
 #ifndef PROBE_NAME
@@ -194,6 +196,19 @@ static inline void probe_cublas_dense(cublasHandle_t h, const __nv_bfloat16* A,
                    &zero, Cb, CUDA_R_16BF, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS) {
     fprintf(stderr, PROBE_NAME ": cublasGemmEx: status %d\n", (int)s);
+    exit(1);
+  }
+}
+
+/* One GEMM on probe_stream with the library's probe hooks as the caller set them (xsg_probe),
+ * which are all cleared afterwards (0 is the library's own choice in every field), so that each
+ * row starts from the library; an error exits with its message, `what` naming the row. */
+static inline void probe_gemm(const xs_gemm_args* a, xs_gemm_epilogue epi, xs_gemm_schedule sched,
+                              const char* what) {
+  const xs_result r = xs_gemm_run(a, epi, sched, probe_stream);
+  memset(&xsg_probe, 0, sizeof xsg_probe);
+  if (r != XS_OK) {
+    fprintf(stderr, PROBE_NAME ": %s: %s\n", what, xs_last_error());
     exit(1);
   }
 }

@@ -88,17 +88,9 @@ int main(int argc, char** argv) {
       xsg_probe.v14_trace = traced;
       xsg_probe.trace = trace;
       xsg_probe.first = decoded;
-      const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
-      xsg_probe.first = 0;
-      xsg_probe.v14_trace = 0;
-      xsg_probe.splitk_global = 0;
-      xsg_probe.splitk = 0;
+      probe_gemm(&a, epi, sched, "v14");
       a.split_k = 0;
       a.B = B;
-      if (r != XS_OK) {
-        fprintf(stderr, "gemm_probe_v14: %s\n", xs_last_error());
-        exit(1);
-      }
     };
   };
   char name_auto[64], name_v14[64];

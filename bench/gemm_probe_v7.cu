@@ -117,17 +117,9 @@ int main(int argc, char** argv) {
       xsg_probe.v7_split = split;
       xsg_probe.l2_hint = hint;
       xsg_probe.trace = trace;
-      const xs_result r = xs_gemm_run(&a, epi, sched, probe_stream);
+      probe_gemm(&a, epi, sched, "v7");
       a.split_k = 0;
-      xsg_probe.l2_hint = 0;
       a.B = B;
-      xsg_probe.v7_width = 0;
-      xsg_probe.v7_mode = 0;
-      xsg_probe.v7_split = 0;
-      if (r != XS_OK) {
-        fprintf(stderr, "gemm_probe_v7: %s\n", xs_last_error());
-        exit(1);
-      }
     };
   };
   /* The library's pick (width rule, fewest CTAs keeping the busiest one's tiles), each width
