@@ -184,11 +184,11 @@ typedef struct xsg_probe_t {
   int splitk;   /* v14 with S > 1: 1 the multiply alone (no fix-up, nothing stored), 2 the
                    multiply, the sums' stores and the barrier (no gather, no output), 3 the
                    multiply and the sums' stores (no barrier), 4 (any S) A loaded at a slice's
-                   first k-block only, 5 (clusters) the hand-offs and pushes without the
-                   sums and stores: wrong output, time only; 7 the fix-up's share not stored, 8 its
-                   SiLU*mul left out (7, 8: wrong output, time only); 0 the library's kernel. (Session
-                   22, call H: the sums staged in shared memory and   stored with one bulk copy were
-                   0.5-1 us slower than the plain stores.) */
+                   first k-block only, 5 (clusters) the hand-offs and pushes without the sums
+                   and stores, 7 the fix-up's share not stored, 8 its SiLU*mul left out (5, 7, 8:
+                   wrong output, time only); 0 the library's kernel. (Session 22, call H: the
+                   sums staged in shared memory and stored with one bulk copy were 0.5-1 us
+                   slower than the plain stores.) */
   int splitk_bn; /* v14's tile width: 0 the library's (sched.h xsg_splitk_plan), 128 or 256 */
   int splitk_halves; /* nonzero: v14 loads B in two halves even where one box would do */
   int splitk_global; /* v14's split fix-up: 0 the library's choice (gemm.cu
