@@ -557,7 +557,7 @@ XSG_HD void xsg_splitk_range(int k_blocks, int S, int s, int* kb0, int* kb1) {
  * first TMA need not wait for the division chain of the decode (xsg_order_tile, xsg_tile_decode,
  * u / S: ~0.5 us at the start of every launch, session 28). The positions' tiles come from
  * xsg_first_tiles' stepped walk (no divisions: this runs on the host at every launch). Only for
- * a raster order in one group (no caller's list) with fewer than 256 m-blocks (and 2^16
+ * a raster order in one group (no caller's list) with at most 256 m-blocks (and fewer than 2^16
  * n-blocks), S <= 16 and every CTA holding a unit; else 0 entries (each CTA decodes its own).
  * Returns the entries (ctas). */
 XSG_HD int xsg_splitk_first(const xsg_grid* grid, int positions, int S, int ctas, int listed,
