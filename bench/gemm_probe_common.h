@@ -213,6 +213,19 @@ static inline void probe_gemm(const xs_gemm_args* a, xs_gemm_epilogue epi, xs_ge
   }
 }
 
+/* Four back-to-back launches of `row` (as timed: the last one's stamps stay), its trace of
+ * `words` 64-bit words read back (zeroed before). */
+static inline std::vector<unsigned long long>
+probe_trace_launch(const probe_row& row, unsigned long long* trace, size_t words) {
+  CK(cudaMemset(trace, 0, words * 8));
+  for (int i = 0; i < 4; i++)
+    row.run();
+  CK(cudaDeviceSynchronize());
+  std::vector<unsigned long long> tr(words);
+  CK(cudaMemcpy(tr.data(), trace, words * 8, cudaMemcpyDeviceToHost));
+  return tr;
+}
+
 /* Poison C, run `fn`, compare its rows x n_out output with cuBLAS's rows x N (hb, host copy;
  * with SiLU*mul the reference is silu(gate) * up of its two halves). Prints the relative
  * Frobenius error; returns 0 when it is finite everywhere and below 2e-2. */
@@ -424,6 +437,17 @@ static inline double probe_ratio(const std::vector<probe_row>& rs, const probe_r
   for (size_t i = 0; i < r.ms.size() && i < rs[0].ms.size(); i++)
     ratio.push_back(rs[0].ms[i] / r.ms[i]);
   return probe_median(ratio);
+}
+
+/* The timed rows' table: median us per launch, the weights' read rate (`bytes` per launch),
+ * the ratio to the baseline (row 0) and the host's time per launch. */
+static inline void probe_print_rows(const std::vector<probe_row>& rs, double bytes) {
+  printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
+  for (const probe_row& r : rs) {
+    const double ms = probe_median(r.ms);
+    printf("  %-26s %9.2f %9.2f %8.3f %8s\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
+           probe_ratio(rs, r), probe_host(r).c_str());
+  }
 }
 
 #endif

@@ -154,23 +154,14 @@ int main(int argc, char** argv) {
          "%d launches, %d weight copies\n",
          M, N, K, silu ? " silu" : "", tl.count * tl.splits, tl.count, tl.tile_m, tl.tile_n,
          tl.splits, sms, rounds, iters, rotate);
-  printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
-  for (auto& r : rs) {
-    const double ms = probe_median(r.ms);
-    printf("  %-26s %9.2f %9.2f %8.3f %8s\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
-           probe_ratio(rs, r), probe_host(r).c_str());
-  }
+  probe_print_rows(rs, bytes);
 
   /* ---- traced launches, read back: stamps relative to the first CTA's entry ---- */
   const double per_launch_us = probe_median(rs.back().ms) * 1e3;
   const int W = XSG_V14_TRACE;
   for (int rep = 0; rep < 3; rep++) {
-    CK(cudaMemset(trace, 0, (size_t)W * sms * 8));
-    for (int i = 0; i < 4; i++) /* back to back, as timed; the last one's stamps stay */
-      rs.back().run();
-    CK(cudaDeviceSynchronize());
-    std::vector<unsigned long long> tr((size_t)W * sms);
-    CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+    const std::vector<unsigned long long> tr =
+        probe_trace_launch(rs.back(), trace, (size_t)W * sms);
     /* SM clocks to ns: [0] / [1] and [10] / [11] pair %globaltimer with the clock at the CTA's
      * entry and at its consumer's end (the timer ticks in up to 1 us steps: the rate is rough on
      * a short launch, the offsets from the entry are not). */

@@ -180,12 +180,7 @@ int main(int argc, char** argv) {
          "%d weight copies\n",
          E, T, N, K, silu ? " silu" : "", dense ? "dense" : "masked", tl.count, tl.tile_m,
          tl.tile_n, sms, rounds, iters, rotate);
-  printf("  %-26s %9s %9s %8s %8s\n", "row", "us", "B TB/s", "ratio", "host_us");
-  for (auto& r : rs) {
-    const double ms = probe_median(r.ms);
-    printf("  %-26s %9.2f %9.2f %8.3f %8s\n", r.name.c_str(), ms * 1e3, bytes / ms / 1e9,
-           probe_ratio(rs, r), probe_host(r).c_str());
-  }
+  probe_print_rows(rs, bytes);
 
   /* ---- traced launches, read back: stamps relative to the first CTA's entry ---- */
   /* NOTE: --hints has no traced row (its rows end with "v7, B normal"); before session 11 the
@@ -193,12 +188,8 @@ int main(int argc, char** argv) {
   if (hints) return 0;
   const double per_launch_us = probe_median(rs.back().ms) * 1e3;
   for (int rep = 0; rep < 3; rep++) {
-    CK(cudaMemset(trace, 0, (size_t)XSG_V7_TRACE * sms * 8));
-    for (int i = 0; i < 4; i++) /* back to back, as timed; the last one's stamps stay */
-      rs.back().run();
-    CK(cudaDeviceSynchronize());
-    std::vector<unsigned long long> tr((size_t)XSG_V7_TRACE * sms);
-    CK(cudaMemcpy(tr.data(), trace, tr.size() * 8, cudaMemcpyDeviceToHost));
+    const std::vector<unsigned long long> tr =
+        probe_trace_launch(rs.back(), trace, (size_t)XSG_V7_TRACE * sms);
     /* Stamps are SM clocks; [0] / [19] and [30] / [31] pair %globaltimer with the clock at the
      * CTA's entry and at stream 0's end, which gives the CTA's clock rate and its place in global
      * time (the timer ticks in 32 ns - 1 us steps; over a >= 20 us span that is <= 5 %). */
