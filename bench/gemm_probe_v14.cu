@@ -26,6 +26,11 @@
  * load, get their first k-block, finish their multiplies and their epilogues, relative to the first
  * CTA's start (gemm_internal.h XSG_V14_TRACE), and the launch's span against the per-launch time
  * of back-to-back launches (the difference: what happens outside the CTAs).
+ * --trace-form F: the traced launches' fix-up form (xsg_probe.splitk_global: 1 through the
+ * workspace, 2 as clusters; 0, the default, the library's). --per-cta: after each trace, one line
+ * per CTA in SM order (%smid, first k-block, last multiply, end in us, its B read rate), to see
+ * whether the slow CTAs share SMs' places (session 29). --l2-hint H: every v14 row's loads with
+ * L2 cache policies (xsg_probe.l2_hint: A's kind | B's kind << 2; 1 evict_first, 2 evict_last).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
 #define PROBE_NAME "gemm_probe_v14"
@@ -34,16 +39,24 @@
 #include "xstage/gemm.h"
 
 int main(int argc, char** argv) {
-  int M = 128, N = 8192, K = 1024, silu = 0, rounds = 10, rotate = 1, splits = 0;
-  const probe_opt opts[] = {{"--M", &M, 0},           {"--N", &N, 0},
-                            {"--K", &K, 0},           {"--rounds", &rounds, 0},
-                            {"--silu", &silu, 1},     {"--graph", &probe_graph, 1},
-                            {"--rotate", &rotate, 0}, {"--splits", &splits, 1}};
+  int M = 128, N = 8192, K = 1024, silu = 0, rounds = 10, rotate = 1, splits = 0, form = 0,
+      per_cta = 0, l2 = 0;
+  const probe_opt opts[] = {{"--M", &M, 0},
+                            {"--N", &N, 0},
+                            {"--K", &K, 0},
+                            {"--rounds", &rounds, 0},
+                            {"--silu", &silu, 1},
+                            {"--graph", &probe_graph, 1},
+                            {"--rotate", &rotate, 0},
+                            {"--splits", &splits, 1},
+                            {"--trace-form", &form, 0},
+                            {"--per-cta", &per_cta, 1},
+                            {"--l2-hint", &l2, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (M < 1 || M > 4096 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 || rotate < 1 ||
-      rotate > 16) {
+      rotate > 16 || form < 0 || form > 2) {
     fprintf(stderr, "gemm_probe_v14: need 1 <= M <= 4096, N a multiple of 16, K of 8, "
-                    "rounds >= 3, rotate 1..16\n");
+                    "rounds >= 3, rotate 1..16, trace-form 0..2\n");
     return 2;
   }
   probe_require_gpu();
@@ -88,6 +101,7 @@ int main(int argc, char** argv) {
       xsg_probe.v14_trace = traced;
       xsg_probe.trace = trace;
       xsg_probe.first = decoded;
+      xsg_probe.l2_hint = l2;
       probe_gemm(&a, epi, sched, "v14");
       a.split_k = 0;
       a.B = B;
@@ -101,7 +115,7 @@ int main(int argc, char** argv) {
                                {name_v14, ours(XS_GEMM_V14, 0, 0), {}},
                                {"v14, PDL", ours(XS_GEMM_V14, 1, 0), {}},
                                {"v14, first units decoded", ours(XS_GEMM_V14, 0, 0, 1), {}},
-                               {"v14 traced", ours(XS_GEMM_V14, 0, 1), {}}};
+                               {"v14 traced", ours(XS_GEMM_V14, 0, 1, 0, 0, form), {}}};
   /* --splits: v14 at S = 1, 2, 4, 6, 8 (each through the workspace and as clusters where they fit),
    * beside the library's plan (the traced row stays last) */
   if (splits) {
@@ -237,6 +251,22 @@ int main(int argc, char** argv) {
       printf("  B read rate per CTA (one unit each), GB/s: min %.1f median %.1f max %.1f\n",
              *std::min_element(rate.begin(), rate.end()), probe_median(rate),
              *std::max_element(rate.begin(), rate.end()));
+    if (per_cta) {
+      /* CTAs in SM order: smid, first k-block in, last multiply done, end (us after the first
+       * entry), B read rate (GB/s) */
+      auto at = [&](const unsigned long long* t, int i) {
+        return ((double)t[0] + (double)(t[i] - t[1]) / (mhz * 1e-3) - g0) / 1e3;
+      };
+      std::vector<const unsigned long long*> by_sm;
+      for (int c = 0; c < sms; c++)
+        if (ok(&tr[(size_t)c * W]) && tr[(size_t)c * W + 6] && tr[(size_t)c * W + 8])
+          by_sm.push_back(&tr[(size_t)c * W]);
+      std::sort(by_sm.begin(), by_sm.end(), [](auto x, auto y) { return x[12] < y[12]; });
+      printf("  per CTA: smid first_kb last_mult end rate_GBs\n");
+      for (const unsigned long long* t : by_sm)
+        printf("  cta %3llu %6.2f %6.2f %6.2f %5.1f\n", t[12], at(t, 6), at(t, 8), at(t, 9),
+               kb_bytes * ((double)kbs / tl.splits) / ((double)(t[8] - t[6]) / (mhz * 1e-3)));
+    }
   }
   return 0;
 }

@@ -640,6 +640,12 @@ static void test_l2_choice(void) {
   XT_EQ_INT(promo, 0);
   XT_EQ_INT(xsg_l2_choice(1, 0, 16, 2, 16, 8, 256, 132, 1, &promo), 4); /* v7: unchanged */
   XT_EQ_INT(promo, 0);
+  /* v14 (kernel 2): B evict_first with one m-block (M <= 128), else nothing; 256-byte lines */
+  XT_EQ_INT(xsg_l2_choice(2, 0, 128, 0, 128, 0, 56, 132, 0, &promo), 4);
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(2, 0, 128, 0, 1, 0, 20, 132, 1, &promo), 4);
+  XT_EQ_INT(xsg_l2_choice(2, 0, 128, 0, 129, 0, 40, 132, 0, &promo), 0);
+  XT_EQ_INT(promo, 0);
 }
 
 /* The bench's interval for a median: k from Pascal's triangle (an independent count), the

@@ -813,15 +813,20 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
    * with 128-byte lines (E=64: 1.0-4.6 % less than no policy; B evict_first there cost up to 3.6
    * % at E=16-32 on the long-K shapes; 256-byte lines there measured from 4 % slower to 2.5 %
    * faster depending on the GPU, layout and regime) (src/kernels/gemm/README.md, "Tuning rounds
-   * 16 and 23"). The probe may override either. */
+   * 16 and 23"). v14 with one m-block (M <= 128) streams its weights evict_first, so that they
+   * do not push the tokens (re-read by every CTA) out of L2 (session 29: 1.8 us less per launch
+   * at 128 x 7168 x 8192 with SiLU*mul; 256 tokens, two m-blocks, 6 us more with it). The probe
+   * may override either. */
   const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
                      t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
                      t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||
                      t.version == XS_GEMM_V12 || t.version == XS_GEMM_V13;
   int promo128 = 0;
-  p.l2_hint =
-      xsg_l2_choice(t.version == XS_GEMM_V7, hopper, t.tile_m, (int)a->layout, a->M, a->experts,
-                    t.count, dev.sms, args_context(a) == XS_GEMM_CONTEXT_LAYER, &promo128);
+  p.l2_hint = xsg_l2_choice(t.version == XS_GEMM_V7    ? 1
+                            : t.version == XS_GEMM_V14 ? 2
+                                                       : 0,
+                            hopper, t.tile_m, (int)a->layout, a->M, a->experts, t.count, dev.sms,
+                            args_context(a) == XS_GEMM_CONTEXT_LAYER, &promo128);
   if (xsg_probe.l2_hint) p.l2_hint = xsg_probe.l2_hint & 15;
   const int promo = promo128 ? 3 : 0; /* encode_bf16's table: 3 = 128 B, 0 = 256 B */
   int ctas = sched.max_ctas ? sched.max_ctas : (t.version == XS_GEMM_V1 ? 4 : 1) * dev.sms;

@@ -43,7 +43,7 @@ typedef struct xsg_params {
   int trace_cap;
   int probe_delay_ns; /* probe modes 5 and 8: odd CTAs start this much later (0: not) */
   int pdl;            /* launched with programmatic dependent launch (xsg_launch) */
-  int l2_hint; /* L2 cache policies of the TMA loads (v2-v6, v11-v13, v7; v9 ignores it): A's
+  int l2_hint; /* L2 cache policies of the TMA loads (v2-v6, v11-v14, v7; v9 ignores it): A's
                   kind | B's kind << 2, a kind being 0 none (no .L2::cache_hint),
                   XSG_L2_EVICT_FIRST, XSG_L2_EVICT_LAST (sched.h) or 3 evict_normal. The
                   library's: sched.h xsg_l2_choice (gemm.cu); the probe may set any */

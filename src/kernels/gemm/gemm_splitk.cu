@@ -172,6 +172,14 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     const bool leader = xs_elect_one();
     int s = 0;
     uint32_t phase = 0;
+    /* A load into slot s with L2 cache policy `kind` (xsg_params.l2_hint: A's kind | B's << 2;
+     * 0: none, the library's choice for v14) */
+    auto tma = [&](void* dst, const CUtensorMap* map, int kb, int row, int kind) {
+      if (kind)
+        xs_tma_load_3d_hint(dst, map, &full[s], kb * cfg::BK, row, 0, xs_l2_policy(kind));
+      else
+        xs_tma_load_3d(dst, map, &full[s], kb * cfg::BK, row, 0);
+    };
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
       int slice, kb0, kb1;
       const xsg_tile t = unit_at(u, slice);
@@ -193,11 +201,10 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
           xs_mbar_arrive_expect_tx(&full[s],
                                    (b_row1 < p.N ? cfg::B_BYTES : cfg::B_BYTES / 2) +
                                        (load_a ? (uint32_t)sk.a_rows * (cfg::BK * 2) : 0u));
-          if (load_a) xs_tma_load_3d(sa, &map_a, &full[s], kb * cfg::BK, t.mb * cfg::BM, 0);
-          xs_tma_load_3d(sa + cfg::A_BYTES, &map_b, &full[s], kb * cfg::BK, b_row0, 0);
+          if (load_a) tma(sa, &map_a, kb, t.mb * cfg::BM, p.l2_hint & 3);
+          tma(sa + cfg::A_BYTES, &map_b, kb, b_row0, p.l2_hint >> 2);
           if (b_row1 < p.N && sk.b_box < cfg::BN) /* (a box of BN rows holds both halves) */
-            xs_tma_load_3d(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, &full[s], kb * cfg::BK,
-                           b_row1, 0);
+            tma(sa + cfg::A_BYTES + cfg::B_BYTES / 2, &map_b, kb, b_row1, p.l2_hint >> 2);
           if (TRACE) {
             if (u == (int)blockIdx.x && kb == kb0) trace()[4] = xs_clock64();
             trace()[5] = xs_clock64();

@@ -130,7 +130,12 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
 
 /* The library's L2 policy for a launch: xsg_params.l2_hint (A's kind | B's kind << 2: 1
  * evict_first, 2 evict_last) and *promo128 (1: the A and B tensor maps promote 128-byte L2
- * lines, 0: 256 bytes). v7 (v7 = 1) with tiles of <= 32 tokens streams its weights evict_first.
+ * lines, 0: 256 bytes). kernel: 1 v7, 2 v14, 0 the others. v7 with tiles of <= 32 tokens streams
+ * its weights evict_first. v14 with one m-block (M <= 128: each weight row read by one tile)
+ * streams its weights evict_first: the weights then no longer push A (the tokens, re-read by
+ * every CTA) out of L2, and the CTAs' read rates even out (session 29, bench_gemm_probe_v14
+ * --rotate 4 --l2-hint 4 against none: at 128 x 7168 x 8192 with SiLU*mul the multiplies' ends
+ * spread over 27.1-29.2 us instead of 26.6-33.8, 36.9 against 38.3 us per launch).
  * The 128-row kernels (v2-v6, v11-v13: hopper = 1), when each expert's weights are read once
  * (xsg_weights_once), stream the weights evict_first with 256-byte lines when all `tiles` fit in
  * one wave on `sms` SMs (128-byte lines until session 17), else keep the tokens evict_last with
@@ -139,10 +144,11 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
  * = XS_GEMM_CONTEXT_LAYER): the one-wave launches promote 128-byte lines too (session 21,
  * bench_gemm_chain --layer: 5-7 % faster there in the layer's order at 8 experts x 128 tokens,
  * where back to back 256 bytes measured 1.4-4.8 % faster). */
-XSG_HD int xsg_l2_choice(int v7, int hopper, int tile_m, int layout, int64_t M, int experts,
+XSG_HD int xsg_l2_choice(int kernel, int hopper, int tile_m, int layout, int64_t M, int experts,
                          int64_t tiles, int sms, int layer, int* promo128) {
   *promo128 = 0;
-  if (v7) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
+  if (kernel == 1) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
+  if (kernel == 2) return M <= 128 ? XSG_L2_EVICT_FIRST << 2 : 0;
   if (hopper && xsg_weights_once(layout, M, experts)) {
     const int one_wave = tiles <= sms;
     *promo128 = !one_wave || layer;
