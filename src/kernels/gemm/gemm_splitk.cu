@@ -47,7 +47,11 @@
  * (Session 28 tried each slice reading its share from the others' rings with ld.shared::cluster
  * instead: level at S = 2, 0.5-1 us faster at S = 4, but compute-sanitizer's racecheck reported
  * those reads against the owner's writes and exit, which the form's mbarrier hand-offs order;
- * not kept, docs/results/gemm-h200.md, session 28.)
+ * session 29 saw racecheck flag a correct two-CTA hand-off of that kind as well, so the report
+ * was the tool's; not kept all the same: level at AUTO's S = 2, and flagged by racecheck.
+ * docs/results/gemm-h200.md, sessions 28-29.)
+ * L2: with one m-block (M <= 128) the weights load evict_first (xsg_params.l2_hint, sched.h
+ * xsg_l2_choice), so that they do not push A, which every CTA re-reads, out of L2 (session 29).
  * Loads: B in one box of BN rows where no tile straddles N (no SiLU*mul), else two halves; A in a
  * box of M rows (rounded up to 8) where M < 128 (TMA's zero fill of the rows past M was slow: the
  * rows past the box are stale and feed only rows >= M).
