@@ -31,6 +31,8 @@
  * per CTA in SM order (%smid, first k-block, last multiply, end in us, its B read rate), to see
  * whether the slow CTAs share SMs' places (session 29). --l2-hint H: every v14 row's loads with
  * L2 cache policies (xsg_probe.l2_hint: A's kind | B's kind << 2; 1 evict_first, 2 evict_last).
+ * --bn W: v14's tiles W B rows wide in every v14 row (xsg_probe.splitk_bn; the plan's S for that
+ * width, or --splits' S).
  * Exit 77 without a GPU. Uses the library's probe hooks (xsg_probe), which nothing else sets.
  */
 #define PROBE_NAME "gemm_probe_v14"
@@ -40,7 +42,7 @@
 
 int main(int argc, char** argv) {
   int M = 128, N = 8192, K = 1024, silu = 0, rounds = 10, rotate = 1, splits = 0, form = 0,
-      per_cta = 0, l2 = 0;
+      per_cta = 0, l2 = 0, bn = 0;
   const probe_opt opts[] = {{"--M", &M, 0},
                             {"--N", &N, 0},
                             {"--K", &K, 0},
@@ -51,12 +53,13 @@ int main(int argc, char** argv) {
                             {"--splits", &splits, 1},
                             {"--trace-form", &form, 0},
                             {"--per-cta", &per_cta, 1},
-                            {"--l2-hint", &l2, 0}};
+                            {"--l2-hint", &l2, 0},
+                            {"--bn", &bn, 0}};
   probe_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
   if (M < 1 || M > 4096 || N < 16 || N % 16 || K < 8 || K % 8 || rounds < 3 || rotate < 1 ||
-      rotate > 16 || form < 0 || form > 2) {
+      rotate > 16 || form < 0 || form > 2 || (bn && bn != 64 && bn != 128 && bn != 256)) {
     fprintf(stderr, "gemm_probe_v14: need 1 <= M <= 4096, N a multiple of 16, K of 8, "
-                    "rounds >= 3, rotate 1..16, trace-form 0..2\n");
+                    "rounds >= 3, rotate 1..16, trace-form 0..2, bn 64, 128 or 256\n");
     return 2;
   }
   probe_require_gpu();
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
   epi.act = silu ? XS_GEMM_ACT_SILU_MUL : XS_GEMM_ACT_NONE;
   xs_gemm_tiling tl_auto, tl;
   a.version = XS_GEMM_AUTO;
+  xsg_probe.splitk_bn = bn; /* (cleared by every probe_gemm: set again for each query) */
   const xs_result r_auto = xs_gemm_tiles(&tl_auto, &a, epi.act);
   a.version = XS_GEMM_V14;
   if (r_auto != XS_OK || xs_gemm_tiles(&tl, &a, epi.act) != XS_OK) {
@@ -102,6 +106,7 @@ int main(int argc, char** argv) {
       xsg_probe.trace = trace;
       xsg_probe.first = decoded;
       xsg_probe.l2_hint = l2;
+      xsg_probe.splitk_bn = bn;
       probe_gemm(&a, epi, sched, "v14");
       a.split_k = 0;
       a.B = B;
@@ -129,6 +134,7 @@ int main(int argc, char** argv) {
         xs_gemm_tiling t;
         a.version = XS_GEMM_V14;
         a.split_k = S;
+        xsg_probe.splitk_bn = bn;
         const xs_result fits = xs_gemm_tiles(&t, &a, epi.act);
         a.split_k = 0;
         if (fits != XS_OK) /* (S x tiles past the SMs) */
