@@ -626,7 +626,12 @@ static void test_l2_choice(void) {
   XT_EQ_INT(xsg_l2_choice(0, 1, 128, 1, 4096, 8, 128, 132, 0, &promo),
             0); /* T=512: four m-blocks */
   XT_EQ_INT(promo, 0);
-  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, 28, 132, 0, &promo), 0); /* DENSE */
+  /* DENSE on the 128-row kernels: B evict_first with one m-block (session 29), else nothing */
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, 28, 132, 0, &promo), 4);
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 128, 1, 224, 132, 1, &promo), 4); /* two waves, layer */
+  XT_EQ_INT(promo, 0);
+  XT_EQ_INT(xsg_l2_choice(0, 1, 128, 0, 129, 1, 28, 132, 0, &promo), 0);
   XT_EQ_INT(promo, 0);
   XT_EQ_INT(xsg_l2_choice(0, 0, 128, 1, 8192, 64, 1024, 132, 0, &promo), 0); /* v8 / v10 / v1 */
   XT_EQ_INT(promo, 0);

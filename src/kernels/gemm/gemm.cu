@@ -813,10 +813,11 @@ extern "C" xs_result xs_gemm_run(const xs_gemm_args* a, xs_gemm_epilogue epi,
    * with 128-byte lines (E=64: 1.0-4.6 % less than no policy; B evict_first there cost up to 3.6
    * % at E=16-32 on the long-K shapes; 256-byte lines there measured from 4 % slower to 2.5 %
    * faster depending on the GPU, layout and regime) (src/kernels/gemm/README.md, "Tuning rounds
-   * 16 and 23"). v14 with one m-block (M <= 128) streams its weights evict_first, so that they
-   * do not push the tokens (re-read by every CTA) out of L2 (session 29: 1.8 us less per launch
-   * at 128 x 7168 x 8192 with SiLU*mul; 256 tokens, two m-blocks, 6 us more with it). The probe
-   * may override either. */
+   * 16 and 23"). v14, and v2-v6 / v11-v13 on a DENSE problem, with one m-block (M <= 128)
+   * stream the weights evict_first, so that they do not push the tokens (re-read by every CTA)
+   * out of L2 (session 29: v14 1.8 us less per launch at 128 x 7168 x 8192 with SiLU*mul, 6 us
+   * more at 256 tokens, two m-blocks; v4 1-1.3 % less at 128 x 28672 x 8192). The probe may
+   * override either. */
   const int hopper = t.version == XS_GEMM_V2 || t.version == XS_GEMM_V3 ||
                      t.version == XS_GEMM_V4 || t.version == XS_GEMM_V5 ||
                      t.version == XS_GEMM_V6 || t.version == XS_GEMM_V11 ||

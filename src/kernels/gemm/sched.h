@@ -131,11 +131,13 @@ XSG_HD int xsg_weights_once(int layout, int64_t M, int experts) {
 /* The library's L2 policy for a launch: xsg_params.l2_hint (A's kind | B's kind << 2: 1
  * evict_first, 2 evict_last) and *promo128 (1: the A and B tensor maps promote 128-byte L2
  * lines, 0: 256 bytes). kernel: 1 v7, 2 v14, 0 the others. v7 with tiles of <= 32 tokens streams
- * its weights evict_first. v14 with one m-block (M <= 128: each weight row read by one tile)
- * streams its weights evict_first: the weights then no longer push A (the tokens, re-read by
- * every CTA) out of L2, and the CTAs' read rates even out (session 29, bench_gemm_probe_v14
- * --rotate 4 --l2-hint 4 against none: at 128 x 7168 x 8192 with SiLU*mul the multiplies' ends
- * spread over 27.1-29.2 us instead of 26.6-33.8, 36.9 against 38.3 us per launch).
+ * its weights evict_first. v14, and the 128-row kernels on a DENSE problem, with one m-block
+ * (M <= 128: each weight row read by one tile) stream their weights evict_first: the weights then
+ * no longer push A (the tokens, re-read by every CTA) out of L2, and the CTAs' read rates even
+ * out (session 29, bench_gemm_probe_v14 --rotate 4 --l2-hint 4 against none: at 128 x 7168 x 8192
+ * with SiLU*mul on v14 the multiplies' ends spread over 27.1-29.2 us instead of 26.6-33.8, 36.9
+ * against 38.3 us per launch; v4 at 128 x 28672 x 8192 and 128 x 57344 x 8192 with SiLU*mul
+ * 1-1.3 % less time).
  * The 128-row kernels (v2-v6, v11-v13: hopper = 1), when each expert's weights are read once
  * (xsg_weights_once), stream the weights evict_first with 256-byte lines when all `tiles` fit in
  * one wave on `sms` SMs (128-byte lines until session 17), else keep the tokens evict_last with
@@ -148,7 +150,7 @@ XSG_HD int xsg_l2_choice(int kernel, int hopper, int tile_m, int layout, int64_t
                          int64_t tiles, int sms, int layer, int* promo128) {
   *promo128 = 0;
   if (kernel == 1) return tile_m <= 32 ? XSG_L2_EVICT_FIRST << 2 : 0;
-  if (kernel == 2) return M <= 128 ? XSG_L2_EVICT_FIRST << 2 : 0;
+  if (kernel == 2 || (hopper && layout == 0)) return M <= 128 ? XSG_L2_EVICT_FIRST << 2 : 0;
   if (hopper && xsg_weights_once(layout, M, experts)) {
     const int one_wave = tiles <= sms;
     *promo128 = !one_wave || layer;
