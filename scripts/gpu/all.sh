@@ -13,7 +13,7 @@ OUT=${OUT:-/tmp/xs_out}
 mkdir -p "$OUT"
 if [ -d .carry/build ]; then rm -rf build && cp -r .carry/build build; fi
 {
-  date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+  date -u; nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   ldd build/xstage | grep -E "not found|cuda|nccl|cublas|xstage"
 } >"$OUT/env.log" 2>&1

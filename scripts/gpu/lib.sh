@@ -31,7 +31,7 @@ step() {
 xs_gpu_header() {
   {
     date -u
-    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
+    nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,pcie.link.gen.current,pcie.link.width.current --format=csv 2>&1
     git log -1 --format='commit %h %s' 2>/dev/null
     [ $# -gt 0 ] && "$@" 2>&1
   } | tee -a "$LOG"
