@@ -202,6 +202,24 @@ XS_DEV void xs_tma_load_5d_hint(void* dst, const CUtensorMap* map, uint64_t* bar
                : "memory");
 }
 
+/* xs_tma_load_3d / _5d with L2 cache policy `kind` (xs_l2_policy's: 1 evict_first, 2 evict_last,
+ * 3 evict_normal; 0: no hint at all). The policy is made at the load (one instruction), not held
+ * in a register across a loop. */
+XS_DEV void xs_tma_load_3d_kind(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
+                                int32_t c1, int32_t c2, int kind) {
+  if (kind)
+    xs_tma_load_3d_hint(dst, map, bar, c0, c1, c2, xs_l2_policy(kind));
+  else
+    xs_tma_load_3d(dst, map, bar, c0, c1, c2);
+}
+XS_DEV void xs_tma_load_5d_kind(void* dst, const CUtensorMap* map, uint64_t* bar, int32_t c0,
+                                int32_t c1, int32_t c2, int32_t c3, int32_t c4, int kind) {
+  if (kind)
+    xs_tma_load_5d_hint(dst, map, bar, c0, c1, c2, c3, c4, xs_l2_policy(kind));
+  else
+    xs_tma_load_5d(dst, map, bar, c0, c1, c2, c3, c4);
+}
+
 /* cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group: store the box in shared memory
  * `src` to coordinates (c0, c1); parts outside the tensor's bounds are not written. Commit with
  * xs_bulk_commit; the writing threads must have run xs_fence_proxy_async_smem (and a barrier)

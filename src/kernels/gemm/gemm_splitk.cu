@@ -177,12 +177,9 @@ __global__ void __launch_bounds__(sk_cfg<BN>::THREADS, 1)
     int s = 0;
     uint32_t phase = 0;
     /* A load into slot s with L2 cache policy `kind` (xsg_params.l2_hint: A's kind | B's << 2;
-     * 0: none, the library's choice for v14) */
+     * sched.h xsg_l2_choice) */
     auto tma = [&](void* dst, const CUtensorMap* map, int kb, int row, int kind) {
-      if (kind)
-        xs_tma_load_3d_hint(dst, map, &full[s], kb * cfg::BK, row, 0, xs_l2_policy(kind));
-      else
-        xs_tma_load_3d(dst, map, &full[s], kb * cfg::BK, row, 0);
+      xs_tma_load_3d_kind(dst, map, &full[s], kb * cfg::BK, row, 0, kind);
     };
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
       int slice, kb0, kb1;

@@ -508,10 +508,7 @@ __global__ void __launch_bounds__(hopper_cfg<BN>::THREADS, 1)
                                                : cfg::STAGE_BYTES - cfg::B_BYTES / 2);
         /* L2 cache policies: xsg_params.l2_hint (the library's choice: sched.h xsg_l2_choice) */
         auto tma = [&](void* dst, const CUtensorMap* map, int row, int batch, int kind) {
-          if (kind)
-            xs_tma_load_3d_hint(dst, map, &full[s], kb * cfg::BK, row, batch, xs_l2_policy(kind));
-          else
-            xs_tma_load_3d(dst, map, &full[s], kb * cfg::BK, row, batch);
+          xs_tma_load_3d_kind(dst, map, &full[s], kb * cfg::BK, row, batch, kind);
         };
         tma(sa, &map_a, ti.row0, a_batch, p.l2_hint & 3);
         tma(sb, &map_b, b_row0, b_batch, p.l2_hint >> 2);

@@ -350,15 +350,6 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
       int s = 0;
       uint32_t phase = 0;
       bool first = true;
-      /* A 3-D load with L2 cache policy `kind` (xsg_params.l2_hint; 0: none). The policy is
-       * made at each load (one instruction), not held in registers across the loop. */
-      auto tma3 = [](void* dst, const CUtensorMap* map, uint64_t* bar, int kb, int row, int batch,
-                     int kind) {
-        if (kind)
-          xs_tma_load_3d_hint(dst, map, bar, kb * cfg::BK, row, batch, xs_l2_policy(kind));
-        else
-          xs_tma_load_3d(dst, map, bar, kb * cfg::BK, row, batch);
-      };
       if (TRACE && leader) trace[22 + st] = xs_clock64();
       /* Loads k-blocks [kb0, kb1) of a tile into the ring's next slots. */
       auto issue = [&](const v7_load& l, int kb0, int kb1) {
@@ -374,18 +365,17 @@ __global__ void __launch_bounds__(v7_cfg<BT, BW>::THREADS, 1)
             const int kind_a = cfg::BT < 128 ? p.l2_hint & 3 : 0,
                       kind_b = cfg::BT < 128 ? p.l2_hint >> 2 : 0;
             if (BW == 64 && silu) { /* the 5-D map: {k, 8 rows, gate | up, 8-row group, expert} */
-              if (kind_b)
-                xs_tma_load_5d_hint(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
-                                    l.b_batch, xs_l2_policy(kind_b));
-              else
-                xs_tma_load_5d(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
-                               l.b_batch);
+              xs_tma_load_5d_kind(slot, &map_b, &my_full[s], kb * cfg::BK, 0, 0, l.b_row0 / 8,
+                                  l.b_batch, kind_b);
             } else {
-              tma3(slot, &map_b, &my_full[s], kb, l.b_row0, l.b_batch, kind_b);
+              xs_tma_load_3d_kind(slot, &map_b, &my_full[s], kb * cfg::BK, l.b_row0, l.b_batch,
+                                  kind_b);
             }
             if (BW == 128 && l.b_row1 < p.N)
-              tma3(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb, l.b_row1, l.b_batch, kind_b);
-            tma3(slot + cfg::B_BYTES, &map_a, &my_full[s], kb, l.row0, l.a_batch, kind_a);
+              xs_tma_load_3d_kind(slot + cfg::B_BYTES / 2, &map_b, &my_full[s], kb * cfg::BK,
+                                  l.b_row1, l.b_batch, kind_b);
+            xs_tma_load_3d_kind(slot + cfg::B_BYTES, &map_a, &my_full[s], kb * cfg::BK, l.row0,
+                                l.a_batch, kind_a);
             if (TRACE && first) trace[2 + st] = xs_clock64();
           }
           first = false;
