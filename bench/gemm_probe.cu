@@ -30,6 +30,9 @@
  *   v3 / v11, first tile found  each CTA finds its first tile on the device (xsg_probe.first = 1;
  *                            the library passes it from the host where it can: sched.h
  *                            xsg_first_tiles)
+ *   v3 / v11, run-time epilogue  the kernel that reads its epilogue from xsg_params
+ *                            (xsg_probe.epi_any = 1) instead of the one with it fixed at compile
+ *                            time (gemm_v2.cu launch_fixed), as the library runs them
  * Every row of ours (and v13 traced, probe mode 7) is checked against cuBLAS's output (SiLU*mul
  * applied on the host) before timing. Then the traces of one launch each of v3, v11 and v13: per
  * tile, the wait for its first k-block, the main loop, the epilogue and the gap to the next tile,
@@ -214,8 +217,8 @@ int main(int argc, char** argv) {
   const size_t stride = XSG_TRACE_HEAD + (size_t)cap * 2 * XSG_TRACE_REC;
   CK(cudaMalloc(&trace, stride * sms * 8));
   /* mode: a probe mode of v3 (0: v3 itself). */
-  auto ours = [&](int mode, int hint = 0, int promo = 0, int tail = 0, int first = 0) {
-    return [&, mode, hint, promo, tail, first, n = 0]() mutable {
+  auto ours = [&](int mode, int hint = 0, int promo = 0, int tail = 0, int first = 0, int any = 0) {
+    return [&, mode, hint, promo, tail, first, any, n = 0]() mutable {
       a.B = Bs[n++ % rotate];
       xsg_probe.l2_promo = promo;
       xsg_probe.v3_mode = mode;
@@ -225,6 +228,7 @@ int main(int argc, char** argv) {
       xsg_probe.l2_hint = hint;
       xsg_probe.tail = tail;
       xsg_probe.first = first;
+      xsg_probe.epi_any = any;
       char what[32];
       snprintf(what, sizeof what, "mode %d", mode);
       probe_gemm(&a, epi, sched, what);
@@ -237,6 +241,7 @@ int main(int argc, char** argv) {
     return [&, v, n = 0]() mutable {
       xs_gemm_args av = a;
       av.version = v;
+      xsg_probe.epi_any = 0;
       av.B = Bs[n++ % rotate];
       char what[16];
       snprintf(what, sizeof what, "v%d", (int)v);
@@ -263,7 +268,9 @@ int main(int argc, char** argv) {
       {"v3, whole last wave", ours(0, 0, 0, 1)},
       {"v11, whole last wave", ours(1, 0, 0, 1)},
       {"v3, first tile found", ours(0, 0, 0, 0, 1)},
-      {"v11, first tile found", ours(1, 0, 0, 0, 1)}};
+      {"v11, first tile found", ours(1, 0, 0, 0, 1)},
+      {"v3, run-time epilogue", ours(0, 0, 0, 0, 0, 1)},
+      {"v11, run-time epilogue", ours(1, 0, 0, 0, 0, 1)}};
   for (const auto& chk : checked)
     if (probe_check(chk.first, chk.second, C, hb, rows, N, n_out, silu)) return 1;
 
@@ -280,7 +287,9 @@ int main(int argc, char** argv) {
                                {"v3, whole last wave", ours(0, 0, 0, 1), {}},
                                {"v11, whole last wave", ours(1, 0, 0, 1), {}},
                                {"v3, first tile found", ours(0, 0, 0, 0, 1), {}},
-                               {"v11, first tile found", ours(1, 0, 0, 0, 1), {}}};
+                               {"v11, first tile found", ours(1, 0, 0, 0, 1), {}},
+                               {"v3, run-time epilogue", ours(0, 0, 0, 0, 0, 1), {}},
+                               {"v11, run-time epilogue", ours(1, 0, 0, 0, 0, 1), {}}};
   /* The full-work rows: the probe's light rows (traced, no epilogue, no wgmma) give the GPU's
    * power budget room that a run of full GEMMs does not have (--lean, --energy). */
   auto full_rows = [](const std::vector<probe_row>& all) {

@@ -90,6 +90,8 @@ clocks "after bench grouped full"
   echo
   echo "--- timing method (dense: cuBLAS, then AUTO's pick, each timed alone after the rounds; ms, TFLOP/s, ratio)"
   grep -E '^  (cublas alone|auto -> v[0-9]+ alone) ' "$LOG" || echo "(none)"
+  echo "--- dense per launch at the full clock (cuBLAS / AUTO, each launch alone with idle after it, order alternating)"
+  awk '/^# (dense|grouped)/{h=$0} /per launch at the full clock/ && h ~ /^# dense/{print h; print}' "$LOG"
   echo "--- TP layer (Llama-3-70B TP8, cuBLAS / row in brackets; then the layer timed whole)"
   grep -E '^## TP layer|^   (auto|cublas) |^   the layer whole' "$LOG" || echo "(none)"
   echo "--- expert MLP timed whole (ours fused; cuBLAS unfused / row in brackets)"

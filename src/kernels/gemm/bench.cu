@@ -188,11 +188,12 @@ __global__ void idle_spin(long long ns) {
   while (t - t0 < ns);
 }
 
-/* a against b per launch at the full clock (xsg_bench_vs.strided_iso): per round a batch of each
- * (a's batch size), the order flipped every round, every launch between its own two events and
- * followed by XSG_BENCH_IDLE_US of idle_spin; the round's ratio is the mean launch time of a over
- * that of b. Appends one ratio per round to *r. */
-xs_result isolated(const timed_fn& a, const timed_fn& b, int rounds, std::vector<double>* r) {
+/* a against b per launch at the full clock (xsg_bench_vs.strided_iso, the dense cases' full-clock
+ * line): per round a batch of each (a's batch size), the order flipped every round, every launch
+ * between its own two events and followed by `idle_us` of idle_spin; the round's ratio is the
+ * mean launch time of a over that of b. Appends one ratio per round to *r. */
+xs_result isolated(const timed_fn& a, const timed_fn& b, int rounds, std::vector<double>* r,
+                   int idle_us = XSG_BENCH_IDLE_US) {
   const int n = a.batch < 1 ? 1 : a.batch;
   std::vector<cudaEvent_t> ev((size_t)4 * n, (cudaEvent_t)NULL);
   xs_result res = XS_OK;
@@ -206,7 +207,7 @@ xs_result isolated(const timed_fn& a, const timed_fn& b, int rounds, std::vector
         if (res == XS_OK) res = f[w]->fn();
         if (res == XS_OK)
           res = cuda_ok(cudaEventRecord(ev[(size_t)(2 * n * w + 2 * i + 1)]), "event");
-        if (res == XS_OK) res = xsg_bench_idle(XSG_BENCH_IDLE_US, NULL);
+        if (res == XS_OK) res = xsg_bench_idle(idle_us, NULL);
       }
     if (res == XS_OK) res = cuda_ok(cudaEventSynchronize(ev.back()), "isolated launches");
     double t[2] = {0, 0};
@@ -608,6 +609,36 @@ xs_result dense_case(bench* b, const xsg_bench_case* c, char* detail, size_t dl)
   }
   int at = snprintf(detail, dl, "%d rounds interleaved; cuBLAS drift over the rounds %+.1f%%",
                     rounds_of(b), drift);
+  /* cuBLAS against AUTO per launch at the full clock: each launch alone, followed by idle time of
+   * three times its own length (at least XSG_BENCH_IDLE_US), so that the card runs below its power
+   * cap, the two alternating first each round. The rounds above run both at the cap (back to
+   * back, as a model's forward pass does); the "alone" rows time cuBLAS first after a pause,
+   * which favours it (session 30). This line separates the kernels' speed at one clock from
+   * the power cap's verdict. */
+  const timed_fn* auto_fn = nullptr;
+  for (const timed_fn& f : fns)
+    if (auto_row && f.row == auto_row && auto_row->status == XS_OK) auto_fn = &f;
+  if (auto_fn && base && base->status == XS_OK && base->ms > 0 && at > 0 && (size_t)at < dl) {
+    const int idle_us = (int)fmax(XSG_BENCH_IDLE_US, 3e3 * base->ms);
+    std::vector<double> iso;
+    xs_result res = isolated(fns[0], *auto_fn, 2 * rounds_of(b), &iso, idle_us);
+    if (res == XS_OK && !iso.empty()) {
+      double lo = NAN, hi = NAN;
+      const double m = median(iso);
+      xsg_median_interval(iso.data(), (int)iso.size(), &lo, &hi);
+      at += snprintf(detail + at, dl - at,
+                     "\n#   per launch at the full clock (each launch alone, %d us idle after it, "
+                     "%d rounds, cuBLAS first in every other): AUTO %.3f, 95 %% interval [%.3f, "
+                     "%.3f] %s",
+                     idle_us, (int)iso.size(), m, lo, hi,
+                     lo > 1   ? "(faster)"
+                     : hi < 1 ? "(slower)"
+                              : "(a tie)");
+    } else {
+      xsi_clear_error();
+      cudaGetLastError();
+    }
+  }
   if (c->hook && at > 0 && (size_t)at < dl) {
     /* Overhead: median over the rounds of hook time / plain time of the same version. */
     double over[last_v + 1];
