@@ -358,13 +358,14 @@ static void run_versions(const problem* pr, const char* tag) {
 
 static void test_dense_odd_shapes(void) {
   static const int Ms[] = {1, 63, 65, 127, 129, 1000};
-  static const int Ns[] = {8, 63, 72, 129, 136, 264, 1000};
+  static const int Ns[] = {1, 8, 63, 65, 72, 127, 129, 136, 264, 1000};
   static const int Ks[] = {1, 8, 63, 64, 65, 72, 127, 129, 1000, 1024};
   int k = 0;
   for (int mi = 0; mi < 6; mi++)
-    for (int ni = 0; ni < 7; ni++)
+    for (int ni = 0; ni < 10; ni++)
       for (int rep = 0; rep < 2; rep++, k++) {
-        problem p = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[k % 10], 0, NULL, 0};
+        /* (+ 3 mi: each N meets other K values at each M) */
+        problem p = {XS_GEMM_DENSE, Ms[mi], Ns[ni], Ks[(k + 3 * mi) % 10], 0, NULL, 0};
         run_versions(&p, "odd");
       }
 }
